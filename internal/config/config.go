@@ -1,0 +1,502 @@
+// Package config builds Tidings' one plain configuration value from, in
+// decreasing precedence, command-line flags, TIDINGS_* environment variables,
+// $TIDINGS_HOME/config.toml and built-in defaults.
+//
+// Every setting is a field of Config whose struct tags say where it can come
+// from, so adding a setting is one line:
+//
+//	Foo string `toml:"foo" env:"TIDINGS_FOO" flag:"foo" default:"bar" usage:"what foo does"`
+//
+// Tags: toml (key in config.toml; "-" = not settable from the file), env
+// (environment variable), flag (command-line flag; a command exposes it with
+// Bind), key (the setting's name when toml is "-"), default (a default
+// parsed like an environment value), usage (flag
+// help), sep (list separator for env values; default ","). Supported field
+// kinds: string, bool, int, []string and nested structs (a TOML table whose
+// fields carry their own tags). Commands choose which flags they accept, so
+// `tidings serve -h` lists only what serve reads.
+//
+// The clock is part of the configuration: TIDINGS_NOW (RFC 3339) pins Now,
+// which every package must use instead of time.Now wherever "now" changes an
+// answer (review windows, "last week", nonce expiry), so runs are
+// reproducible.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is every setting of a Tidings process. Zero values are never used
+// directly: Load fills defaults first.
+type Config struct {
+	// Home holds the index, the config file and runtime state.
+	Home string `toml:"-" env:"TIDINGS_HOME" flag:"home" usage:"Tidings data folder (default: platform data dir)"`
+	// NowRaw pins the clock (RFC 3339); empty = the real clock. Use Now.
+	NowRaw string `toml:"-" key:"now" env:"TIDINGS_NOW" usage:"fixed clock (RFC 3339) for reproducible runs"`
+	// Region is the default phone region (ISO 3166 alpha-2) for numbers
+	// written without a country code.
+	Region string `toml:"region" env:"TIDINGS_REGION" flag:"region" default:"US" usage:"default phone region for numbers without a country code"`
+
+	// Sources. Empty means "not configured"; macOS defaults point at the
+	// live databases.
+	IMessage   string   `toml:"imessage" env:"TIDINGS_IMESSAGE" flag:"imessage" usage:"path to chat.db (or sms.db)"`
+	IOSBackup  string   `toml:"ios_backup" env:"TIDINGS_IOS_BACKUP" flag:"ios-backup" usage:"unencrypted iOS backup folder"`
+	AndroidXML []string `toml:"android_xml" env:"TIDINGS_ANDROID_XML" sep:"pathlist" flag:"android-xml" usage:"SMS Backup & Restore XML export (repeatable)"`
+	Contacts   []string `toml:"contacts" env:"TIDINGS_CONTACTS" sep:"pathlist" flag:"contacts" usage:"contacts source: AddressBook folder/database or .vcf (repeatable)"`
+
+	// Serving.
+	Demo          bool   `toml:"demo" env:"TIDINGS_DEMO" flag:"demo" usage:"serve the synthetic demo data set instead of personal data"`
+	HTTP          string `toml:"http" env:"TIDINGS_HTTP" flag:"http" usage:"serve Streamable HTTP (POST /mcp) and legacy SSE (GET /sse) on ADDR instead of stdio"`
+	HTTPTokenFile string `toml:"http_token_file" env:"TIDINGS_HTTP_TOKEN_FILE" flag:"http-token-file" usage:"file (mode 0600) holding the bearer token required on non-loopback binds"`
+	// HTTPToken is the bearer token itself; environment only, so it never
+	// sits in a config file or a process list.
+	HTTPToken string `toml:"-" key:"http_token" env:"TIDINGS_HTTP_TOKEN"`
+	Bridge    string `toml:"bridge" env:"TIDINGS_BRIDGE" flag:"bridge" usage:"forward tool calls to a bridge helper through folder DIR"`
+	Profile   string `toml:"profile" env:"TIDINGS_PROFILE" flag:"profile" usage:"TOML profile narrowing tools, access, external calls and file folders"`
+	ReadOnly  bool   `toml:"read_only" env:"TIDINGS_READ_ONLY" flag:"read-only" usage:"never register write tools (beats every other setting)"`
+	// EnableSend is the send quarantine switch. It is read from the seed's
+	// exact variable name only: no flag, no file key, so enabling sends is
+	// always a deliberate act in the client's server configuration.
+	EnableSend bool     `toml:"-" key:"enable_send" env:"ENABLE_MCP_SEND_MESSAGE"`
+	Toolsets   []string `toml:"toolsets" env:"TIDINGS_TOOLSETS" flag:"toolsets" usage:"comma-separated toolsets to enable (default: all)"`
+
+	Embedder Embedder `toml:"embedder"`
+
+	LogLevel string `toml:"log_level" env:"TIDINGS_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn, error (logs go to stderr)"`
+
+	// Derived by Load; not settable.
+
+	// Now returns the current time: the pinned TIDINGS_NOW or time.Now.
+	Now func() time.Time `toml:"-"`
+	// ConfigFile is the config.toml that was read; empty when none exists.
+	ConfigFile string `toml:"-"`
+	// Origins records where each setting came from ("default", "file",
+	// "env", "flag"), keyed by TOML-style path (e.g. "embedder.url"); doctor
+	// and get_status show it.
+	Origins map[string]string `toml:"-"`
+}
+
+// Embedder selects how text is embedded for semantic search.
+type Embedder struct {
+	Name      string `toml:"name" env:"TIDINGS_EMBEDDER" flag:"embedder" default:"builtin" usage:"embedder: builtin, model2vec, http"`
+	URL       string `toml:"url" env:"TIDINGS_EMBEDDER_URL" flag:"embedder-url" usage:"OpenAI-compatible /v1/embeddings base URL (embedder=http)"`
+	Model     string `toml:"model" env:"TIDINGS_EMBEDDER_MODEL" flag:"embedder-model" usage:"embedding model name or model folder"`
+	APIKeyEnv string `toml:"api_key_env" env:"TIDINGS_EMBEDDER_API_KEY_ENV" flag:"embedder-api-key-env" usage:"name of the environment variable holding the embedder API key"`
+}
+
+// FileName is the config file's name inside Home.
+const FileName = "config.toml"
+
+// DefaultHome returns TIDINGS_HOME's default for goos:
+// ~/Library/Application Support/Tidings on macOS, else
+// ${XDG_DATA_HOME:-~/.local/share}/tidings.
+func DefaultHome(goos string, getenv func(string) string) string {
+	home := getenv("HOME")
+	if goos == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "Tidings")
+	}
+	if x := getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "tidings")
+	}
+	return filepath.Join(home, ".local", "share", "tidings")
+}
+
+// platformDefaults sets the defaults that depend on the OS: the live
+// Messages database and the AddressBook on macOS.
+func platformDefaults(c *Config, goos string, getenv func(string) string) {
+	if goos != "darwin" {
+		return
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return
+	}
+	c.IMessage = filepath.Join(home, "Library", "Messages", "chat.db")
+	c.Contacts = []string{filepath.Join(home, "Library", "Application Support", "AddressBook")}
+}
+
+// Loader collects a command's flags and turns them, the environment and the
+// config file into a Config.
+type Loader struct {
+	fs    *flag.FlagSet
+	flags map[string]*flagValue // by flag name
+	// GOOS selects platform defaults; tests set it.
+	GOOS string
+	// ReadFile reads the config file; tests may replace it.
+	ReadFile func(string) ([]byte, error)
+}
+
+// Bind registers on fs the flags of the named settings (flag names such as
+// "http", "read-only"); with no names, every setting that has a flag. It
+// panics on an unknown name: that is a programming error.
+func Bind(fs *flag.FlagSet, names ...string) *Loader {
+	l := &Loader{fs: fs, flags: map[string]*flagValue{}, GOOS: runtime.GOOS, ReadFile: os.ReadFile}
+	all := fieldsOf(reflect.TypeFor[Config]())
+	byFlag := map[string]field{}
+	for _, f := range all {
+		if f.flag != "" {
+			byFlag[f.flag] = f
+		}
+	}
+	if len(names) == 0 {
+		for n := range byFlag {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	for _, n := range names {
+		f, ok := byFlag[n]
+		if !ok {
+			panic(fmt.Sprintf("config.Bind: no setting has flag %q", n))
+		}
+		fv := &flagValue{kind: f.typ.Kind()}
+		l.flags[n] = fv
+		if fs != nil {
+			fs.Var(fv, n, f.usage)
+		}
+	}
+	return l
+}
+
+// Load resolves the configuration. Call it after fs.Parse. getenv reads the
+// environment (os.Getenv in production).
+func (l *Loader) Load(getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := &Config{Origins: map[string]string{}}
+	fields := fieldsOf(reflect.TypeFor[Config]())
+	root := reflect.ValueOf(c).Elem()
+
+	// 1. Defaults.
+	platformDefaults(c, l.GOOS, getenv)
+	for _, f := range fields {
+		v := f.value(root)
+		if f.def != "" {
+			if err := setString(v, f.def, ","); err != nil {
+				return nil, fmt.Errorf("default for %s: %w", f.key, err)
+			}
+		}
+		if !v.IsZero() {
+			c.Origins[f.key] = "default"
+		}
+	}
+	c.Home = DefaultHome(l.GOOS, getenv)
+	c.Origins["home"] = "default"
+
+	// Home decides where the file is, so resolve it first (flag > env).
+	if v := getenv("TIDINGS_HOME"); v != "" {
+		c.Home = v
+		c.Origins["home"] = "env"
+	}
+	if fv := l.flags["home"]; fv != nil && fv.set {
+		c.Home = fv.vals[len(fv.vals)-1]
+		c.Origins["home"] = "flag"
+	}
+
+	// 2. The config file.
+	path := filepath.Join(c.Home, FileName)
+	data, err := l.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := decodeFile(c, data, fields); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		c.ConfigFile = path
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+
+	// 3. Environment.
+	for _, f := range fields {
+		if f.env == "" || f.key == "home" {
+			continue
+		}
+		raw, ok := lookup(getenv, f.env)
+		if !ok {
+			continue
+		}
+		if err := setString(f.value(root), raw, f.sep()); err != nil {
+			return nil, fmt.Errorf("environment variable %s: %w", f.env, err)
+		}
+		c.Origins[f.key] = "env"
+	}
+
+	// 4. Flags.
+	for _, f := range fields {
+		fv := l.flags[f.flag]
+		if f.flag == "" || fv == nil || !fv.set || f.key == "home" {
+			continue
+		}
+		v := f.value(root)
+		if v.Kind() == reflect.Slice {
+			var list []string
+			for _, s := range fv.vals {
+				list = append(list, splitList(s, ",")...)
+			}
+			if f.sep() != "," { // paths: each occurrence is one path
+				list = fv.vals
+			}
+			v.Set(reflect.ValueOf(list))
+		} else if err := setString(v, fv.vals[len(fv.vals)-1], ","); err != nil {
+			return nil, fmt.Errorf("flag --%s: %w", f.flag, err)
+		}
+		c.Origins[f.key] = "flag"
+	}
+
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// finish validates the result and derives Now.
+func (c *Config) finish() error {
+	c.Now = time.Now
+	if c.NowRaw != "" {
+		t, err := time.Parse(time.RFC3339Nano, c.NowRaw)
+		if err != nil {
+			return fmt.Errorf("TIDINGS_NOW %q is not an RFC 3339 time (e.g. 2026-11-30T09:00:00Z): %w", c.NowRaw, err)
+		}
+		c.Now = func() time.Time { return t }
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+		c.LogLevel = strings.ToLower(c.LogLevel)
+	default:
+		return fmt.Errorf("log level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if len(c.Region) != 2 {
+		return fmt.Errorf("region %q: want a two-letter ISO 3166 code such as US or DE", c.Region)
+	}
+	c.Region = strings.ToUpper(c.Region)
+	switch c.Embedder.Name {
+	case "builtin", "model2vec", "http":
+	default:
+		return fmt.Errorf("embedder %q: want builtin, model2vec or http", c.Embedder.Name)
+	}
+	return nil
+}
+
+// Path returns a file or folder inside Home.
+func (c *Config) Path(elem ...string) string {
+	return filepath.Join(append([]string{c.Home}, elem...)...)
+}
+
+// lookup reads an environment variable; an empty value counts as unset, so
+// `TIDINGS_X= tidings serve` does not override a file setting with nothing.
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+// decodeFile applies config.toml, rejecting keys that no setting has.
+func decodeFile(c *Config, data []byte, fields []field) error {
+	var fc Config
+	md, err := toml.Decode(string(data), &fc)
+	if err != nil {
+		return fmt.Errorf("parse: %w", err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return fmt.Errorf("unknown key %q (known keys: %s)", keys[0], strings.Join(fileKeys(fields), ", "))
+	}
+	src := reflect.ValueOf(&fc).Elem()
+	dst := reflect.ValueOf(c).Elem()
+	for _, f := range fields {
+		if f.key == "" || !md.IsDefined(strings.Split(f.key, ".")...) {
+			continue
+		}
+		f.value(dst).Set(f.value(src))
+		c.Origins[f.key] = "file"
+	}
+	return nil
+}
+
+func fileKeys(fields []field) []string {
+	var out []string
+	for _, f := range fields {
+		if f.key != "" && f.fileOK {
+			out = append(out, f.key)
+		}
+	}
+	return out
+}
+
+// field is one leaf setting found by walking Config's struct tags.
+type field struct {
+	index  []int
+	typ    reflect.Type
+	key    string // TOML path ("embedder.url"); also the Origins key
+	fileOK bool   // settable from config.toml
+	env    string
+	flag   string
+	def    string
+	usage  string
+	sepTag string
+}
+
+func (f field) value(root reflect.Value) reflect.Value { return root.FieldByIndex(f.index) }
+
+func (f field) sep() string {
+	switch f.sepTag {
+	case "":
+		return ","
+	case "pathlist":
+		return string(os.PathListSeparator)
+	}
+	return f.sepTag
+}
+
+// fieldsOf lists the leaf settings of t in declaration order.
+func fieldsOf(t reflect.Type) []field {
+	var out []field
+	var walk func(t reflect.Type, index []int, prefix string)
+	walk = func(t reflect.Type, index []int, prefix string) {
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			tomlTag := sf.Tag.Get("toml")
+			idx := append(append([]int(nil), index...), i)
+			if sf.Type.Kind() == reflect.Struct {
+				walk(sf.Type, idx, prefix+tomlTag+".")
+				continue
+			}
+			env, fl := sf.Tag.Get("env"), sf.Tag.Get("flag")
+			if tomlTag == "-" && env == "" && fl == "" {
+				continue // derived field
+			}
+			switch sf.Type.Kind() {
+			case reflect.String, reflect.Bool, reflect.Int:
+			case reflect.Slice:
+				if sf.Type.Elem().Kind() != reflect.String {
+					panic("config: unsupported slice field " + sf.Name)
+				}
+			default:
+				panic("config: unsupported field kind " + sf.Name)
+			}
+			key := prefix + tomlTag
+			fileOK := tomlTag != "-"
+			if !fileOK {
+				key = prefix + sf.Tag.Get("key")
+				if sf.Tag.Get("key") == "" {
+					key = prefix + strings.ToLower(sf.Name)
+				}
+			}
+			out = append(out, field{index: idx, typ: sf.Type, key: key, fileOK: fileOK, env: env, flag: fl,
+				def: sf.Tag.Get("default"), usage: sf.Tag.Get("usage"), sepTag: sf.Tag.Get("sep")})
+		}
+	}
+	walk(t, nil, "")
+	return out
+}
+
+// setString parses raw into v by v's kind.
+func setString(v reflect.Value, raw, sep string) error {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(raw)
+	case reflect.Bool:
+		b, err := parseBool(raw)
+		if err != nil {
+			return err
+		}
+		v.SetBool(b)
+	case reflect.Int:
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", raw)
+		}
+		v.SetInt(int64(n))
+	case reflect.Slice:
+		v.Set(reflect.ValueOf(splitList(raw, sep)))
+	}
+	return nil
+}
+
+// parseBool accepts the spellings people put in environment variables.
+func parseBool(raw string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean (use true or false)", raw)
+}
+
+func splitList(raw, sep string) []string {
+	var out []string
+	for _, p := range strings.Split(raw, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// flagValue records every occurrence of a flag; Load applies them after the
+// environment so flags win.
+type flagValue struct {
+	kind reflect.Kind
+	vals []string
+	set  bool
+}
+
+func (f *flagValue) String() string {
+	if f == nil || len(f.vals) == 0 {
+		return ""
+	}
+	return strings.Join(f.vals, ",")
+}
+
+func (f *flagValue) Set(s string) error {
+	if f.kind == reflect.Bool {
+		if _, err := parseBool(s); err != nil {
+			return err
+		}
+	}
+	f.vals = append(f.vals, s)
+	f.set = true
+	return nil
+}
+
+// IsBoolFlag lets boolean settings be given as a bare --name.
+func (f *flagValue) IsBoolFlag() bool { return f.kind == reflect.Bool }
+
+// Keys lists every setting: its TOML key, environment variable, flag and
+// usage, for documentation and `tidings doctor`.
+func Keys() []KeyInfo {
+	var out []KeyInfo
+	for _, f := range fieldsOf(reflect.TypeFor[Config]()) {
+		k := KeyInfo{Env: f.env, Flag: f.flag, Default: f.def, Usage: f.usage}
+		if f.fileOK {
+			k.TOML = f.key
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// KeyInfo describes one setting.
+type KeyInfo struct {
+	TOML, Env, Flag, Default, Usage string
+}

@@ -1,0 +1,258 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// load runs the full resolution with a fake environment, an optional
+// config.toml in a temporary home and the given command-line arguments.
+func load(t *testing.T, goos string, env map[string]string, file string, args ...string) (*Config, error) {
+	t.Helper()
+	home := t.TempDir()
+	if env == nil {
+		env = map[string]string{}
+	}
+	if _, ok := env["TIDINGS_HOME"]; !ok {
+		env["TIDINGS_HOME"] = home
+	}
+	if file != "" {
+		if err := os.WriteFile(filepath.Join(env["TIDINGS_HOME"], FileName), []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	l := Bind(fs)
+	l.GOOS = goos
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return l.Load(func(k string) string { return env[k] })
+}
+
+func TestPrecedence(t *testing.T) {
+	file := `
+region = "DE"
+http = "127.0.0.1:1111"
+toolsets = ["messages"]
+log_level = "warn"
+read_only = true
+android_xml = ["/file/a.xml"]
+
+[embedder]
+name = "http"
+url = "http://file.example/v1"
+`
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		// want is checked field by field with the origin.
+		check func(t *testing.T, c *Config)
+	}{
+		{"file beats default", nil, nil, func(t *testing.T, c *Config) {
+			eq(t, c.Region, "DE")
+			eq(t, c.Origins["region"], "file")
+			eq(t, c.HTTP, "127.0.0.1:1111")
+			eq(t, c.Embedder.URL, "http://file.example/v1")
+			eq(t, c.Origins["embedder.url"], "file")
+			eq(t, c.Embedder.Model, "")
+			eq(t, c.ReadOnly, true)
+			eqs(t, c.Toolsets, []string{"messages"})
+		}},
+		{"env beats file", map[string]string{"TIDINGS_REGION": "fr", "TIDINGS_TOOLSETS": "contacts, status", "TIDINGS_READ_ONLY": "false", "TIDINGS_EMBEDDER_URL": "http://env/v1"}, nil, func(t *testing.T, c *Config) {
+			eq(t, c.Region, "FR")
+			eq(t, c.Origins["region"], "env")
+			eqs(t, c.Toolsets, []string{"contacts", "status"})
+			eq(t, c.ReadOnly, false)
+			eq(t, c.Embedder.URL, "http://env/v1")
+			eq(t, c.Embedder.Name, "http") // still from the file
+		}},
+		{"flag beats env", map[string]string{"TIDINGS_REGION": "FR", "TIDINGS_HTTP": "127.0.0.1:2222"}, []string{"--region", "GB", "--http=127.0.0.1:3333", "--read-only=false", "--toolsets", "a,b", "--toolsets", "c"}, func(t *testing.T, c *Config) {
+			eq(t, c.Region, "GB")
+			eq(t, c.Origins["region"], "flag")
+			eq(t, c.HTTP, "127.0.0.1:3333")
+			eq(t, c.ReadOnly, false)
+			eqs(t, c.Toolsets, []string{"a", "b", "c"})
+		}},
+		{"repeatable path flags replace the file's list", nil, []string{"--android-xml", "/x/one,two.xml", "--android-xml", "/x/three.xml"}, func(t *testing.T, c *Config) {
+			eqs(t, c.AndroidXML, []string{"/x/one,two.xml", "/x/three.xml"})
+		}},
+		{"env path list uses the OS list separator", map[string]string{"TIDINGS_CONTACTS": "/a/b.vcf" + string(os.PathListSeparator) + "/c,d.vcf"}, nil, func(t *testing.T, c *Config) {
+			eqs(t, c.Contacts, []string{"/a/b.vcf", "/c,d.vcf"})
+		}},
+		{"bare bool flag", nil, []string{"--demo"}, func(t *testing.T, c *Config) {
+			eq(t, c.Demo, true)
+			eq(t, c.Origins["demo"], "flag")
+		}},
+		{"empty env value does not override", map[string]string{"TIDINGS_REGION": ""}, nil, func(t *testing.T, c *Config) {
+			eq(t, c.Region, "DE")
+		}},
+		{"send quarantine comes from its own variable only", map[string]string{"ENABLE_MCP_SEND_MESSAGE": "true"}, nil, func(t *testing.T, c *Config) {
+			eq(t, c.EnableSend, true)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := load(t, "linux", tt.env, file, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, "linux", map[string]string{"HOME": "/home/u"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, c.Region, "US")
+	eq(t, c.LogLevel, "info")
+	eq(t, c.Embedder.Name, "builtin")
+	eq(t, c.IMessage, "")
+	eq(t, c.EnableSend, false)
+	eq(t, c.ReadOnly, false)
+	eq(t, c.ConfigFile, "")
+	if d := time.Since(c.Now()); d < 0 || d > time.Minute {
+		t.Errorf("Now() is %v away from the real clock", d)
+	}
+
+	mac, err := load(t, "darwin", map[string]string{"HOME": "/Users/u"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, mac.IMessage, "/Users/u/Library/Messages/chat.db")
+	eqs(t, mac.Contacts, []string{"/Users/u/Library/Application Support/AddressBook"})
+}
+
+func TestDefaultHome(t *testing.T) {
+	tests := []struct {
+		goos string
+		env  map[string]string
+		want string
+	}{
+		{"darwin", map[string]string{"HOME": "/Users/u"}, "/Users/u/Library/Application Support/Tidings"},
+		{"linux", map[string]string{"HOME": "/home/u"}, "/home/u/.local/share/tidings"},
+		{"linux", map[string]string{"HOME": "/home/u", "XDG_DATA_HOME": "/data"}, "/data/tidings"},
+		{"linux", map[string]string{"HOME": "/home/u", "XDG_DATA_HOME": "relative"}, "/home/u/.local/share/tidings"},
+	}
+	for _, tt := range tests {
+		got := DefaultHome(tt.goos, func(k string) string { return tt.env[k] })
+		eq(t, got, tt.want)
+	}
+}
+
+func TestHomeSelectsConfigFile(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(a, FileName), []byte(`region = "DE"`), 0o600)
+	os.WriteFile(filepath.Join(b, FileName), []byte(`region = "FR"`), 0o600)
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	l := Bind(fs, "home")
+	if err := fs.Parse([]string{"--home", b}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Load(func(k string) string { return map[string]string{"TIDINGS_HOME": a}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, c.Home, b)
+	eq(t, c.Region, "FR")
+	eq(t, c.ConfigFile, filepath.Join(b, FileName))
+}
+
+func TestNowPinsTheClock(t *testing.T) {
+	c, err := load(t, "linux", map[string]string{"TIDINGS_NOW": "2026-11-30T09:15:00+01:00"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 11, 30, 8, 15, 0, 0, time.UTC)
+	if got := c.Now(); !got.Equal(want) {
+		t.Errorf("Now() = %v, want %v", got, want)
+	}
+	if got := c.Now(); !got.Equal(want) {
+		t.Errorf("second Now() = %v, want the same pinned time", got)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		file    string
+		args    []string
+		wantErr string
+	}{
+		{"unknown key names the key", nil, "region = \"US\"\nregoin = \"DE\"\n", nil, `unknown key "regoin"`},
+		{"unknown nested key", nil, "[embedder]\nurl = \"x\"\nmodle = \"m\"\n", nil, `unknown key "embedder.modle"`},
+		{"home is not a file key", nil, "home = \"/x\"\n", nil, `unknown key "home"`},
+		{"send switch is not a file key", nil, "enable_send = true\n", nil, `unknown key "enable_send"`},
+		{"wrong type in file", nil, "read_only = \"yes\"\n", nil, "read_only"},
+		{"bad toml", nil, "region = \n", nil, "parse"},
+		{"bad clock", map[string]string{"TIDINGS_NOW": "yesterday"}, "", nil, "RFC 3339"},
+		{"bad bool env", map[string]string{"TIDINGS_READ_ONLY": "maybe"}, "", nil, "TIDINGS_READ_ONLY"},
+		{"bad bool flag", nil, "", []string{"--demo=perhaps"}, "perhaps"},
+		{"bad log level", map[string]string{"TIDINGS_LOG_LEVEL": "loud"}, "", nil, "log level"},
+		{"bad region", nil, "", []string{"--region", "USA"}, "region"},
+		{"bad embedder", map[string]string{"TIDINGS_EMBEDDER": "gpt"}, "", nil, "embedder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, "linux", tt.env, tt.file, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestBindOnlyNamedFlags(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	Bind(fs, "http", "read-only")
+	if err := fs.Parse([]string{"--demo"}); err == nil {
+		t.Fatal("--demo accepted by a command that did not bind it")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Bind with an unknown flag name did not panic")
+		}
+	}()
+	Bind(nil, "no-such-flag")
+}
+
+// TestKeysDocumented pins that every setting is reachable somehow and that
+// every flag has usage text, so `-h` never shows a bare name.
+func TestKeysDocumented(t *testing.T) {
+	for _, k := range Keys() {
+		if k.TOML == "" && k.Env == "" && k.Flag == "" {
+			t.Errorf("setting %+v cannot be set from anywhere", k)
+		}
+		if k.Flag != "" && k.Usage == "" {
+			t.Errorf("flag --%s has no usage text", k.Flag)
+		}
+		if k.Env != "" && !strings.HasPrefix(k.Env, "TIDINGS_") && k.Env != "ENABLE_MCP_SEND_MESSAGE" {
+			t.Errorf("environment variable %s lacks the TIDINGS_ prefix", k.Env)
+		}
+	}
+}
+
+func eq[T comparable](t *testing.T, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func eqs(t *testing.T, got, want []string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
