@@ -156,7 +156,7 @@ func (w *writer) cstring(s string) error {
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0 {
-			return errors.New("C string contains NUL")
+			return errors.New("a C string contains NUL")
 		}
 	}
 	w.byte1(tagNew)
@@ -726,6 +726,9 @@ func runEntries(r Run, runText string) ([]entry, error) {
 			name, ok := cutPrefix(s, "effect:")
 			if !ok {
 				return nil, fmt.Errorf("unknown style %q", s)
+			}
+			if _, ok := r.Attrs[KeyTextEffect]; ok {
+				continue // Attrs carries the stored value
 			}
 			id, ok := effectIDs[name]
 			if !ok {
