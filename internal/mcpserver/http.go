@@ -1,0 +1,385 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Protocol constants used by the HTTP front.
+const (
+	firstModernVersion = "2026-07-28"
+	headerVersion      = "Mcp-Protocol-Version"
+	headerName         = "Mcp-Name"
+	headerSession      = "Mcp-Session-Id"
+	metaVersionKey     = "io.modelcontextprotocol/protocolVersion"
+
+	codeHeaderMismatch     = -32020
+	codeUnsupportedVersion = -32022
+	codeInvalidRequest     = -32600
+
+	// DefaultMaxBodyBytes caps one request body. Tool arguments are small;
+	// 1 MiB leaves room while bounding memory per request.
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// HTTPOptions configures NewHTTPHandler.
+type HTTPOptions struct {
+	// Token, when non-empty, is required on every request as
+	// "Authorization: Bearer TOKEN". Without a token the handler accepts
+	// only loopback Host headers.
+	Token string
+	// AllowedOrigins lists Origin values (scheme://host[:port]) accepted in
+	// addition to the request's own origin. Empty by default: no CORS.
+	AllowedOrigins []string
+	// MaxBodyBytes caps request bodies; 0 = DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// SessionTimeout closes idle legacy sessions; 0 = one hour.
+	SessionTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// NewHTTPHandler serves one go-sdk server on:
+//
+//   - POST /mcp: MCP 2026-07-28 stateless requests (recognised by an
+//     MCP-Protocol-Version header or a _meta protocol version of
+//     2026-07-28 or later) go to a Stateless go-sdk handler; everything else
+//     (initialize, requests of a legacy session, GET/DELETE with a session)
+//     goes to a stateful handler. Both share s.
+//   - GET /sse (+ POST /sse?sessionid=…): the 2024-11-05 HTTP+SSE transport.
+//
+// In front of both it closes the gaps go-sdk v1.8.0 leaves (see
+// docs/interop.md): Origin validation (403) on every route, a loopback-only
+// Host check unless a bearer token is configured, the token itself
+// (constant-time), body caps, base64 Mcp-Name decoding, JSON -32022 for any
+// unsupported MCP-Protocol-Version, X-Accel-Buffering: no, 405 for
+// session-less GET/DELETE on /mcp, and cancellation when a modern response
+// stream closes.
+func NewHTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	get := func(*http.Request) *mcp.Server { return s }
+	// go-sdk's own DNS-rebinding check (loopback listener + non-loopback
+	// Host → 403) duplicates guard's Host check when there is no token; with
+	// a token, any Host may reach a bind on all interfaces, so turn it off.
+	sdkHostCheckOff := o.Token != ""
+	f := &front{
+		opts: o,
+		modern: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			JSONResponse:                 false,
+			PropagateRequestCancellation: true,
+			DisableLocalhostProtection:   sdkHostCheckOff,
+			MaxRequestBodyBytes:          o.MaxBodyBytes,
+			Logger:                       o.Logger,
+		}),
+		legacy: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			SessionTimeout:             o.SessionTimeout,
+			DisableLocalhostProtection: sdkHostCheckOff,
+			MaxRequestBodyBytes:        o.MaxBodyBytes,
+			Logger:                     o.Logger,
+		}),
+		sse: mcp.NewSSEHandler(get, &mcp.SSEOptions{MaxRequestBodyBytes: o.MaxBodyBytes, DisableLocalhostProtection: sdkHostCheckOff}),
+	}
+	if o.Token != "" {
+		sum := sha256.Sum256([]byte(o.Token))
+		f.tokenSum = sum[:]
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", f.serveMCP)
+	mux.HandleFunc("/sse", f.serveSSE)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !f.guard(w, r) {
+			return
+		}
+		writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "not found: the MCP endpoint is POST /mcp (legacy SSE: GET /sse)", nil)
+	})
+	return mux
+}
+
+type front struct {
+	opts     HTTPOptions
+	tokenSum []byte
+	modern   http.Handler
+	legacy   http.Handler
+	sse      http.Handler
+}
+
+// guard applies the checks every route shares. It writes the rejection and
+// returns false when the request must not proceed.
+func (f *front) guard(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("X-Accel-Buffering", "no")
+	if origin := r.Header.Get("Origin"); origin != "" && !f.originAllowed(origin, r.Host) {
+		f.opts.Logger.Warn("rejected request: Origin not allowed", "origin", origin, "host", r.Host, "path", r.URL.Path)
+		writeRPCError(w, http.StatusForbidden, nil, codeInvalidRequest, fmt.Sprintf("forbidden: Origin %q is not allowed", origin), nil)
+		return false
+	}
+	if f.tokenSum == nil && !isLoopbackHost(r.Host) {
+		writeRPCError(w, http.StatusForbidden, nil, codeInvalidRequest, fmt.Sprintf("forbidden: Host %q is not a loopback name", r.Host), nil)
+		return false
+	}
+	if f.tokenSum != nil {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], f.tokenSum) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tidings"`)
+			writeRPCError(w, http.StatusUnauthorized, nil, codeInvalidRequest, "unauthorized: a valid bearer token is required", nil)
+			return false
+		}
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes)
+	}
+	return true
+}
+
+// originAllowed accepts the request's own origin (an http or https Origin
+// whose host:port equals the Host header) and configured origins. Browsers
+// send Origin on cross-site requests, so anything else is another site.
+func (f *front) originAllowed(origin, host string) bool {
+	if slices.Contains(f.opts.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, host)
+}
+
+// isLoopbackHost reports whether a Host header names this machine:
+// localhost or a loopback IP, with or without a port.
+func isLoopbackHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (f *front) serveSSE(w http.ResponseWriter, r *http.Request) {
+	if !f.guard(w, r) {
+		return
+	}
+	f.sse.ServeHTTP(w, r)
+}
+
+// peek is the part of a JSON-RPC request the dispatcher reads.
+type peek struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if !f.guard(w, r) {
+		return
+	}
+	if r.Method != http.MethodPost {
+		// A legacy session's GET stream or DELETE goes to the stateful
+		// handler; MCP 2026-07-28 has no GET or DELETE, and without a session
+		// neither means anything, so: 405.
+		if (r.Method == http.MethodGet || r.Method == http.MethodDelete) && r.Header.Get(headerSession) != "" &&
+			r.Header.Get(headerVersion) < firstModernVersion {
+			f.legacy.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", "POST")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: use POST", nil)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), nil)
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "cannot read request body", nil)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
+	var p peek
+	_ = json.Unmarshal(body, &p) // a malformed body is the SDK's to reject
+	id := p.ID
+	if len(id) == 0 || string(id) == "null" {
+		id = nil
+	}
+	var metaVersion string
+	if raw, ok := p.Params.Meta[metaVersionKey]; ok {
+		_ = json.Unmarshal(raw, &metaVersion)
+	}
+	headerV := r.Header.Get(headerVersion)
+	for _, v := range []string{headerV, metaVersion} {
+		if v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			writeRPCError(w, http.StatusBadRequest, id, codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", v),
+				map[string]any{"supported": mcp.SupportedProtocolVersions(), "requested": v})
+			return
+		}
+	}
+	if v := r.Header.Get(headerName); v != "" {
+		decoded, ok := decodeHeaderValue(v)
+		if !ok {
+			writeRPCError(w, http.StatusBadRequest, id, codeHeaderMismatch, "header mismatch: Mcp-Name has invalid base64 encoding", nil)
+			return
+		}
+		r.Header.Set(headerName, decoded)
+	}
+	if headerV >= firstModernVersion || metaVersion >= firstModernVersion {
+		f.modern.ServeHTTP(w, r)
+		return
+	}
+	f.legacy.ServeHTTP(w, r)
+}
+
+// decodeHeaderValue undoes the =?base64?…?= encoding that MCP 2026-07-28
+// uses for header values that are not safe ASCII.
+func decodeHeaderValue(v string) (string, bool) {
+	enc, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, true
+	}
+	enc, ok = strings.CutSuffix(enc, "?=")
+	if !ok {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// writeRPCError writes a JSON-RPC error response. id may be nil (the
+// request could not be read, or the error is not about one request), in
+// which case the member is omitted, as MCP 2026-07-28 allows.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string, data any) {
+	type rpcErr struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	}
+	resp := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Error   rpcErr          `json:"error"`
+	}{"2.0", id, rpcErr{code, msg, data}}
+	b, _ := json.Marshal(resp)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// ListenOptions configures ListenAndServe.
+type ListenOptions struct {
+	HTTPOptions
+	// Addr is host:port; a bare ":port" or non-loopback host needs Token.
+	Addr string
+	// Ready, if set, receives the bound address once listening.
+	Ready func(addr net.Addr)
+}
+
+// ErrTokenRequired is returned when a non-loopback bind has no token.
+var ErrTokenRequired = errors.New("binding a non-loopback address requires a bearer token: set TIDINGS_HTTP_TOKEN or --http-token-file (a file with mode 0600)")
+
+// ListenAndServe serves NewHTTPHandler on Addr until ctx ends, then shuts
+// down gracefully (in-flight requests get five seconds).
+func ListenAndServe(ctx context.Context, s *mcp.Server, o ListenOptions) error {
+	if !isLoopbackBind(o.Addr) && o.Token == "" {
+		return ErrTokenRequired
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           NewHTTPHandler(s, o.HTTPOptions),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		srv.Close()
+	}
+	return nil
+}
+
+// isLoopbackBind reports whether addr binds only the loopback interface.
+// An empty host (":7740") binds every interface.
+func isLoopbackBind(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	return isLoopbackHost(host)
+}
+
+// ReadTokenFile reads a bearer token from a file that only its owner can
+// read or write (mode 0600 or stricter); anything looser is refused, since
+// the token guards every message the server can reach.
+func ReadTokenFile(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("token file %s: not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("token file %s: mode %04o lets others read it; run: chmod 600 %s", path, perm, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 16 {
+		return "", fmt.Errorf("token file %s: token shorter than 16 characters", path)
+	}
+	return tok, nil
+}

@@ -1,0 +1,127 @@
+package mcpserver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Filters decide which inventory tools a server registers. Select applies
+// them in this fixed order, and the first one that removes a tool gives the
+// reason recorded for it:
+//
+//  1. ReadOnly: write tools are never registered. It beats every other
+//     setting, including ENABLE_MCP_SEND_MESSAGE and a profile with
+//     access = "write".
+//  2. Send quarantine: tools marked SendGate (preview_message,
+//     send_message) are registered only when EnableSend is true.
+//  3. Toolsets: when Toolsets is non-empty, only tools of those toolsets.
+//  4. Profile: allowed_tools, then access = "read" (drops write tools), then
+//     allow_external = false (drops open-world tools), then file_dirs (a
+//     file-writing tool needs at least one folder).
+//
+// Every filter can only remove tools; none can add one back.
+type Filters struct {
+	ReadOnly   bool
+	EnableSend bool
+	Toolsets   []string
+	Profile    *Profile
+}
+
+// Decision records whether one tool was registered and, if not, why.
+type Decision struct {
+	Tool    string  `json:"tool"`
+	Toolset Toolset `json:"toolset"`
+	Enabled bool    `json:"enabled"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// Selection is the outcome of Select.
+type Selection struct {
+	// Tools are the enabled tools in inventory order.
+	Tools []Tool
+	// Decisions cover every inventory tool in inventory order.
+	Decisions []Decision
+}
+
+// Names returns the enabled tool names in order.
+func (s *Selection) Names() []string {
+	out := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// EnabledToolsets lists the toolsets with at least one enabled tool.
+func (s *Selection) EnabledToolsets() []Toolset {
+	var out []Toolset
+	for _, ts := range Toolsets {
+		if slices.ContainsFunc(s.Tools, func(t Tool) bool { return t.Toolset == ts }) {
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// Select applies f to tools. Unknown toolset names and profile tool names
+// are errors, so a typo never silently empties the server.
+func Select(tools []Tool, f Filters) (*Selection, error) {
+	for _, ts := range f.Toolsets {
+		if !slices.Contains(Toolsets, Toolset(ts)) {
+			return nil, fmt.Errorf("unknown toolset %q (known: %s)", ts, joinToolsets(Toolsets))
+		}
+	}
+	if p := f.Profile; p != nil {
+		for _, n := range p.AllowedTools {
+			if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == n }) {
+				return nil, fmt.Errorf("profile %s: allowed_tools names unknown tool %q", p.Path, n)
+			}
+		}
+	}
+	sel := &Selection{}
+	for _, t := range tools {
+		reason := excluded(t, f)
+		sel.Decisions = append(sel.Decisions, Decision{Tool: t.Name, Toolset: t.Toolset, Enabled: reason == "", Reason: reason})
+		if reason == "" {
+			sel.Tools = append(sel.Tools, t)
+		}
+	}
+	return sel, nil
+}
+
+// excluded returns why t is not registered, or "" when it is.
+func excluded(t Tool, f Filters) string {
+	if f.ReadOnly && t.IsWrite() {
+		return "read-only mode: write tools are never registered"
+	}
+	if t.SendGate && !f.EnableSend {
+		return "send quarantine: set ENABLE_MCP_SEND_MESSAGE=true to register it"
+	}
+	if len(f.Toolsets) > 0 && !slices.Contains(f.Toolsets, string(t.Toolset)) {
+		return fmt.Sprintf("toolset %q is not enabled", t.Toolset)
+	}
+	if p := f.Profile; p != nil {
+		if p.AllowedTools != nil && !slices.Contains(p.AllowedTools, t.Name) {
+			return "profile: not in allowed_tools"
+		}
+		if p.Access == "read" && t.IsWrite() {
+			return `profile: access = "read"`
+		}
+		if !p.AllowExternal && t.OpenWorld == Yes {
+			return "profile: allow_external = false"
+		}
+	}
+	if t.WritesFiles && (f.Profile == nil || len(f.Profile.FileDirs) == 0) {
+		return "no file_dirs: a profile must name the folders this tool may write into"
+	}
+	return ""
+}
+
+func joinToolsets(ts []Toolset) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,94 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
+// reaches EOF or ctx ends. Only protocol messages are written to out; the
+// caller must send logs elsewhere (stderr). Both eras are served: a request
+// carrying MCP 2026-07-28 _meta is answered statelessly, an initialize
+// starts a legacy session (go-sdk decides per request).
+func ServeStdio(ctx context.Context, s *mcp.Server, in io.ReadCloser, out io.WriteCloser) error {
+	t := &versionGuard{inner: &mcp.IOTransport{Reader: in, Writer: out}}
+	err := s.Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil // SIGINT/SIGTERM: a clean shutdown
+	}
+	return fmt.Errorf("stdio session: %w", err)
+}
+
+// versionGuard answers requests whose _meta names a protocol version this
+// server does not implement with -32022 and the supported list, before
+// go-sdk sees them. go-sdk treats any _meta version below 2026-07-28 (for
+// example the spec's own "1900-01-01" probe) as a legacy request and
+// answers -32601 or "not initialized", which a dual-era client would read
+// as "legacy server".
+type versionGuard struct{ inner mcp.Transport }
+
+func (g *versionGuard) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := g.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &versionGuardConn{Connection: c}, nil
+}
+
+type versionGuardConn struct{ mcp.Connection }
+
+func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			return msg, nil
+		}
+		v, ok := metaVersion(req.Params)
+		if !ok || slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			return msg, nil
+		}
+		data, _ := json.Marshal(map[string]any{"supported": mcp.SupportedProtocolVersions(), "requested": v})
+		resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{
+			Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data,
+		}}
+		if err := c.Connection.Write(ctx, resp); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// metaVersion extracts params._meta["io.modelcontextprotocol/protocolVersion"].
+func metaVersion(params json.RawMessage) (string, bool) {
+	if len(params) == 0 {
+		return "", false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	raw, ok := p.Meta[metaVersionKey]
+	if !ok {
+		return "", false
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	return v, true
+}
