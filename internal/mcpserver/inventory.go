@@ -3,11 +3,14 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidings-mcp/tidings/internal/policy/coerce"
 )
 
 // Hint is an explicit tool annotation value. Its zero value is HintUnset,
@@ -92,7 +95,22 @@ type Tool struct {
 // every call's arguments against the schema inferred from In before the
 // handler runs, and fills structuredContent (plus a JSON text block) from
 // Out.
+//
+// When t.InputSchema is nil, Define infers it from In the way go-sdk does,
+// plus coerce.TypeSchemas, so coerce.Number fields accept integers, reals
+// and numeric strings (the handler then reads them with coerce.Int etc.).
 func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Out]) Tool {
+	if t.InputSchema == nil {
+		rt := reflect.TypeFor[In]()
+		if rt.Kind() == reflect.Pointer {
+			rt = rt.Elem()
+		}
+		schema, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: coerce.TypeSchemas()})
+		if err != nil {
+			panic(fmt.Sprintf("tool %q: input schema: %v", t.Name, err))
+		}
+		t.InputSchema = schema
+	}
 	t.register = func(s *mcp.Server, def *mcp.Tool, d *Deps) {
 		mcp.AddTool(s, def, factory(d))
 	}

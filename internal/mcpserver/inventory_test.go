@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidings-mcp/tidings/internal/policy/coerce"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/toolsnaps from the current tool definitions")
@@ -219,4 +220,52 @@ func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
 		ss.Wait()
 	})
 	return cs
+}
+
+// TestDefineLenientNumbers checks that Define's inferred schema lets
+// coerce.Number fields through go-sdk's validation in every accepted form,
+// and that the handler's coercion turns bad values into isError sentences.
+func TestDefineLenientNumbers(t *testing.T) {
+	type in struct {
+		Limit coerce.Number `json:"limit,omitzero"`
+	}
+	type out struct {
+		Limit int `json:"limit"`
+	}
+	tool := Define(Tool{Name: "limited", Title: "Limited", Description: "Echo a coerced limit.", Toolset: ToolsetStatus,
+		ReadOnly: Yes, Destructive: No, Idempotent: Yes, OpenWorld: No},
+		func(*Deps) mcp.ToolHandlerFor[in, out] {
+			return func(_ context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, out, error) {
+				n, err := coerce.Int(i.Limit, coerce.IntSpec{Name: "limit", Default: 20, Min: 1, Max: 200, Clamp: true})
+				return nil, out{n}, err
+			}
+		})
+	srv, err := newFromTools([]Tool{tool}, &Deps{}, Filters{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, srv.SDK)
+	for _, tt := range []struct {
+		arg     any
+		want    int
+		wantErr bool
+	}{{50, 50, false}, {"50", 50, false}, {50.0, 50, false}, {1e308, 0, true}, {"nan", 0, true}, {-1, 0, true}, {nil, 20, false}, {true, 0, true}} {
+		args := map[string]any{"limit": tt.arg}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "limited", Arguments: args})
+		if err != nil {
+			t.Fatalf("%v: protocol error %v", tt.arg, err)
+		}
+		if res.IsError != tt.wantErr {
+			t.Errorf("%v: isError = %v, want %v (%v)", tt.arg, res.IsError, tt.wantErr, res.Content)
+			continue
+		}
+		if !tt.wantErr {
+			b, _ := json.Marshal(res.StructuredContent)
+			var o out
+			json.Unmarshal(b, &o)
+			if o.Limit != tt.want {
+				t.Errorf("%v: limit = %d, want %d", tt.arg, o.Limit, tt.want)
+			}
+		}
+	}
 }
