@@ -106,7 +106,8 @@ func (d *decoder) attributed(gs []rawGroup) (Value, error) {
 	if nruns > 0 {
 		as.Runs = make([]Run, 0, nruns)
 	}
-	var templates []Run // one per dictionary number, 1-based
+	var buf [4]Run
+	templates := buf[:0] // one per dictionary number, 1-based
 	loc := 0
 	for i := 1; i < len(gs); {
 		g := gs[i]
@@ -271,21 +272,45 @@ func (d *decoder) runTemplate(v Value) (Run, error) {
 			}
 		}
 	}
-	for i, name := range [...]string{"phone", "address", "money", "calendar", "data"} {
-		if detected[i] {
-			r.Detected = append(r.Detected, name)
+	mask := 0
+	for i, on := range detected {
+		if on {
+			mask |= 1 << i
 		}
 	}
+	r.Detected = detectedSets[mask]
+	mask = 0
 	for i, on := range [...]bool{bold, italic, underline, strike} {
 		if on {
-			r.Styles = append(r.Styles, [...]string{"bold", "italic", "underline", "strikethrough"}[i])
+			mask |= 1 << i
 		}
 	}
+	r.Styles = styleSets[mask]
 	if effect != "" {
-		r.Styles = append(r.Styles, effect)
+		r.Styles = append(append(make([]string, 0, len(r.Styles)+1), r.Styles...), effect)
 	}
 	return r, nil
 }
+
+// subsets returns, for every bit mask over names, the names whose bits are
+// set (nil for none). Runs share these read-only slices.
+func subsets(names ...string) [][]string {
+	out := make([][]string, 1<<len(names))
+	for m := 1; m < len(out); m++ {
+		for i, n := range names {
+			if m&(1<<i) != 0 {
+				out[m] = append(out[m], n)
+			}
+		}
+		out[m] = out[m][:len(out[m]):len(out[m])]
+	}
+	return out
+}
+
+var (
+	detectedSets = subsets("phone", "address", "money", "calendar", "data")
+	styleSets    = subsets("bold", "italic", "underline", "strikethrough")
+)
 
 // stringOf returns the text of a String, the resolved string of a *URL, or "".
 func stringOf(v Value) string {

@@ -662,7 +662,7 @@ func (d *decoder) cstring() (Value, error) {
 				return nil, d.errf("C string contains NUL")
 			}
 		}
-		v := CString(s)
+		v := cstringValue(s)
 		d.slots = append(d.slots, slot{kind: slotCString, name: s, val: v, done: true})
 		return v, nil
 	}

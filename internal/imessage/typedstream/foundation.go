@@ -99,7 +99,7 @@ func (d *decoder) interpret(ck classKind, gs []rawGroup) (Value, error) {
 					if !utf8.Valid(s) {
 						return nil, d.bad(ck, "text is not valid UTF-8")
 					}
-					return String(s), nil
+					return stringValue(s), nil
 				}
 			}
 		}
@@ -114,7 +114,8 @@ func (d *decoder) interpret(ck classKind, gs []rawGroup) (Value, error) {
 		if !ok || len(gs) != 1+2*n {
 			return nil, d.bad(ck, "count does not match its entries")
 		}
-		dict := Dictionary{Keys: make([]Value, n), Values: make([]Value, n)}
+		kv := make([]Value, 2*n)
+		dict := Dictionary{Keys: kv[:n:n], Values: kv[n:]}
 		for i := 0; i < n; i++ {
 			k, ok1 := d.one(gs[1+2*i], "@")
 			v, ok2 := d.one(gs[2+2*i], "@")
@@ -178,7 +179,7 @@ func (d *decoder) interpret(ck classKind, gs []rawGroup) (Value, error) {
 		default:
 			return nil, d.bad(ck, "type "+strconv.Quote(string(t))+" is not a scalar")
 		}
-		return n, nil
+		return numberValue(n), nil
 	case ckData:
 		if len(gs) == 0 {
 			return nil, d.bad(ck, "missing length")
