@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,15 +44,43 @@ func (g *versionGuard) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &versionGuardConn{Connection: c}, nil
+	return &versionGuardConn{Connection: c, pending: map[jsonrpc.ID]bool{}, idle: make(chan struct{}, 1)}, nil
 }
 
-type versionGuardConn struct{ mcp.Connection }
+// versionGuardConn also drains: when stdin ends, Read reports EOF only once
+// every request already read has been answered (or drainTimeout passed), so
+// `printf '…' | tidings serve` gets its answers instead of a session torn
+// down under in-flight calls.
+type versionGuardConn struct {
+	mcp.Connection
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]bool
+	idle    chan struct{} // signalled when pending becomes empty
+}
+
+const drainTimeout = 30 * time.Second
+
+func (c *versionGuardConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.pending, resp.ID)
+		if len(c.pending) == 0 {
+			select {
+			case c.idle <- struct{}{}:
+			default:
+			}
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
 
 func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if err != nil {
+			c.drain(ctx)
 			return nil, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
@@ -59,6 +89,11 @@ func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		v, ok := metaVersion(req.Params)
 		if !ok || slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			if req.Method != "subscriptions/listen" { // a listen ends only when the client leaves
+				c.mu.Lock()
+				c.pending[req.ID] = true
+				c.mu.Unlock()
+			}
 			return msg, nil
 		}
 		data, _ := json.Marshal(map[string]any{"supported": mcp.SupportedProtocolVersions(), "requested": v})
@@ -67,6 +102,26 @@ func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}}
 		if err := c.Connection.Write(ctx, resp); err != nil {
 			return nil, err
+		}
+	}
+}
+
+// drain waits until every read request has its response written.
+func (c *versionGuardConn) drain(ctx context.Context) {
+	deadline := time.After(drainTimeout)
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.idle:
+		case <-deadline:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }

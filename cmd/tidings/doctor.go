@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"runtime"
+
+	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/mcpserver"
+)
+
+func init() {
+	register(command{
+		name:    "doctor",
+		summary: "check configuration, data sources and permissions; print each problem with its fix",
+		run:     runDoctor,
+	})
+	registerCheck("config", checkConfig)
+	registerCheck("home", checkHome)
+	registerCheck("sources", checkSources)
+	registerCheck("access", checkAccess)
+	registerCheck("http", checkHTTP)
+}
+
+// A doctorCheck inspects one area and reports one or more results. It must
+// not change anything and must not print message content.
+type doctorCheck struct {
+	name string
+	run  func(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult
+}
+
+var doctorChecks []doctorCheck
+
+// registerCheck adds a check to `tidings doctor` and to get_status's
+// checks. Call it from the init function of the file that owns the area
+// (an adapter around imessage.Check or contacts.Check lives next to the
+// command that uses that package). Checks run in registration order.
+func registerCheck(name string, run func(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult) {
+	doctorChecks = append(doctorChecks, doctorCheck{name, run})
+}
+
+// runChecks runs every registered check. A panicking check is reported as
+// failed instead of taking the server down.
+func runChecks(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	var out []mcpserver.CheckResult
+	for _, c := range doctorChecks {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					out = append(out, mcpserver.CheckResult{Name: c.name, Status: "fail", Detail: fmt.Sprintf("check crashed: %v", r),
+						Fix: "report this as a bug with the output of tidings doctor"})
+				}
+			}()
+			out = append(out, c.run(ctx, cfg)...)
+		}()
+	}
+	return out
+}
+
+func runDoctor(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	loader := config.Bind(fs, "home", "http", "http-token-file", "profile", "imessage", "ios-backup", "android-xml", "contacts")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	cfg, err := loader.Load(m.Getenv)
+	var results []mcpserver.CheckResult
+	if err != nil {
+		// The configuration itself is broken: that is the finding.
+		results = []mcpserver.CheckResult{{Name: "config", Status: "fail", Detail: err.Error(),
+			Fix: "correct the named setting in config.toml, the environment variable or the flag"}}
+	} else {
+		results = runChecks(ctx, cfg)
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Status == "fail" {
+			failed++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	} else {
+		marks := map[string]string{"ok": "ok  ", "warn": "warn", "fail": "FAIL", "skip": "skip"}
+		for _, r := range results {
+			fmt.Fprintf(m.Stdout, "%s  %s", marks[r.Status], r.Name)
+			if r.Detail != "" {
+				fmt.Fprintf(m.Stdout, ": %s", r.Detail)
+			}
+			fmt.Fprintln(m.Stdout)
+			if r.Fix != "" && r.Status != "ok" {
+				fmt.Fprintf(m.Stdout, "      fix: %s\n", r.Fix)
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d check(s) failed", failed)
+	}
+	return nil
+}
+
+func checkConfig(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	r := mcpserver.CheckResult{Name: "config", Status: "ok"}
+	if cfg.ConfigFile != "" {
+		r.Detail = "read " + cfg.ConfigFile
+	} else {
+		r.Detail = "no " + cfg.Path(config.FileName) + "; using defaults, TIDINGS_* variables and flags"
+	}
+	out := []mcpserver.CheckResult{r}
+	if cfg.NowRaw != "" {
+		out = append(out, mcpserver.CheckResult{Name: "clock", Status: "warn", Detail: "clock pinned to " + cfg.NowRaw + " by TIDINGS_NOW",
+			Fix: "unset TIDINGS_NOW unless you are reproducing a run"})
+	}
+	if cfg.Profile != "" {
+		if _, err := mcpserver.LoadProfile(cfg.Profile); err != nil {
+			out = append(out, mcpserver.CheckResult{Name: "profile", Status: "fail", Detail: err.Error(), Fix: "fix the profile file or drop --profile"})
+		} else {
+			out = append(out, mcpserver.CheckResult{Name: "profile", Status: "ok", Detail: cfg.Profile})
+		}
+	}
+	return out
+}
+
+// checkHome verifies that the data folder, which will hold a copy of
+// message content, is private to the user.
+func checkHome(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	r := mcpserver.CheckResult{Name: "home"}
+	fi, err := os.Stat(cfg.Home)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.Status, r.Detail = "warn", cfg.Home+" does not exist yet"
+		r.Fix = fmt.Sprintf("it is created on first use; to create it now: mkdir -p -m 700 %q", cfg.Home)
+	case err != nil:
+		r.Status, r.Detail, r.Fix = "fail", err.Error(), "make the folder readable by your user or set TIDINGS_HOME"
+	case !fi.IsDir():
+		r.Status, r.Detail, r.Fix = "fail", cfg.Home+" is not a folder", "remove it or point TIDINGS_HOME elsewhere"
+	case fi.Mode().Perm()&0o077 != 0:
+		r.Status, r.Detail = "fail", fmt.Sprintf("%s has mode %04o: other users could read the index", cfg.Home, fi.Mode().Perm())
+		r.Fix = fmt.Sprintf("chmod 700 %q", cfg.Home)
+	default:
+		r.Status, r.Detail = "ok", cfg.Home+" (private)"
+	}
+	return []mcpserver.CheckResult{r}
+}
+
+func checkSources(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	srcs := mcpserver.SourcesFromConfig{Config: cfg}.SourceStatus(ctx)
+	if len(srcs) == 0 {
+		fix := "pass --ios-backup DIR (an unencrypted iPhone backup) or --android-xml FILE (SMS Backup & Restore), or try --demo"
+		if runtime.GOOS == "darwin" {
+			fix = "set --imessage ~/Library/Messages/chat.db, or try --demo"
+		}
+		return []mcpserver.CheckResult{{Name: "sources", Status: "warn", Detail: "no data source configured", Fix: fix}}
+	}
+	flagOf := map[string]string{"imessage": "--imessage PATH", "ios_backup": "--ios-backup DIR", "android_xml": "--android-xml FILE", "contacts": "--contacts PATH"}
+	var out []mcpserver.CheckResult
+	for _, s := range srcs {
+		r := mcpserver.CheckResult{Name: "source " + s.Kind, Detail: s.Path + ": " + s.Detail}
+		switch {
+		case s.Found && s.Detail != "file" && s.Detail != "folder":
+			r.Status = "fail"
+			r.Fix = "grant read access; on macOS add the app that runs Tidings (Terminal, Claude) under System Settings > Privacy & Security > Full Disk Access"
+		case s.Found:
+			r.Status = "ok"
+		default:
+			r.Status = "warn"
+			r.Fix = "check the path, or set it with " + flagOf[s.Kind] + " / config.toml"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func checkAccess(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	switch {
+	case cfg.ReadOnly:
+		return []mcpserver.CheckResult{{Name: "send", Status: "ok", Detail: "read-only: no write tool is registered"}}
+	case cfg.EnableSend:
+		return []mcpserver.CheckResult{{Name: "send", Status: "warn", Detail: "ENABLE_MCP_SEND_MESSAGE=true: send tools are registered (each send still needs your confirmation)",
+			Fix: "unset ENABLE_MCP_SEND_MESSAGE, or use --read-only, if assistants should not send"}}
+	}
+	return []mcpserver.CheckResult{{Name: "send", Status: "ok", Detail: "send tools quarantined (ENABLE_MCP_SEND_MESSAGE is not true)"}}
+}
+
+func checkHTTP(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	if cfg.HTTP == "" {
+		return nil
+	}
+	r := mcpserver.CheckResult{Name: "http", Status: "ok", Detail: cfg.HTTP}
+	host, _, err := net.SplitHostPort(cfg.HTTP)
+	if err != nil {
+		r.Status, r.Detail, r.Fix = "fail", fmt.Sprintf("%q is not host:port", cfg.HTTP), "use e.g. 127.0.0.1:7740"
+		return []mcpserver.CheckResult{r}
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	token := cfg.HTTPToken != ""
+	if cfg.HTTPTokenFile != "" {
+		if _, err := mcpserver.ReadTokenFile(cfg.HTTPTokenFile); err != nil {
+			r.Status, r.Detail, r.Fix = "fail", err.Error(), "create the file with a long random token and chmod 600 it"
+			return []mcpserver.CheckResult{r}
+		}
+		token = true
+	}
+	if !loopback && !token {
+		r.Status, r.Detail = "fail", cfg.HTTP+" is reachable from other machines but no bearer token is set"
+		r.Fix = "bind 127.0.0.1, or set TIDINGS_HTTP_TOKEN / --http-token-file"
+	}
+	return []mcpserver.CheckResult{r}
+}
