@@ -242,6 +242,13 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(raw, &metaVersion)
 	}
 	headerV := r.Header.Get(headerVersion)
+	if headerV != "" && metaVersion != "" && headerV != metaVersion && (headerV >= firstModernVersion || metaVersion >= firstModernVersion) {
+		// Header and body disagree: the request is malformed whichever
+		// version is real (-32020 before any version judgement).
+		writeRPCError(w, http.StatusBadRequest, id, codeHeaderMismatch,
+			fmt.Sprintf("header mismatch: MCP-Protocol-Version %q differs from _meta protocol version %q", headerV, metaVersion), nil)
+		return
+	}
 	for _, v := range []string{headerV, metaVersion} {
 		if v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
 			writeRPCError(w, http.StatusBadRequest, id, codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", v),

@@ -534,3 +534,14 @@ func TestHTTPGoClients(t *testing.T) {
 		})
 	}
 }
+
+func TestHTTPVersionHeaderMismatch(t *testing.T) {
+	base := startHTTP(t, HTTPOptions{})
+	for _, metaV := range []string{"v999.0.0", "2025-11-25", "1900-01-01"} {
+		r := do(t, base, rpc{path: "/mcp", headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"},
+			body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + metaV + `","io.modelcontextprotocol/clientCapabilities":{}}}}`})
+		if r.status != 400 || r.errCode() != -32020 {
+			t.Errorf("header 2026-07-28, _meta %s: %d %d, want 400 -32020", metaV, r.status, r.errCode())
+		}
+	}
+}
