@@ -330,3 +330,23 @@ func equalValue(a, b Value) bool {
 	}
 	return a == b
 }
+
+// TestSharedTextAmplification: many attributed strings referencing one large
+// NSString must hit the work budget instead of costing quadratic time.
+func TestSharedTextAmplification(t *testing.T) {
+	text := String(strings.Repeat("x", 200000))
+	s := &Object{Class: clsNSString, Decoded: text}
+	run := grp("iI", Int(1), Uint(uint64(len(text))))
+	dict := grp("@", partDict(0))
+	items := make(Array, 20000)
+	for i := range items {
+		items[i] = &Object{Class: clsNSAttributedString, Groups: []Group{grp("@", s), run, dict}}
+	}
+	blob, err := EncodeValue(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(blob); err == nil || !strings.Contains(err.Error(), "work") {
+		t.Fatalf("Decode of %d bytes: %v, want the work budget error", len(blob), err)
+	}
+}

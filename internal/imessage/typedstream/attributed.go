@@ -96,6 +96,11 @@ func (d *decoder) attributed(gs []rawGroup) (Value, error) {
 	if !ok || !ok2 {
 		return nil, d.bad(ckAttributedString, "first value is not an NSString")
 	}
+	// Mapping runs walks the text: charge it, so that many attributed
+	// strings sharing one large NSString cannot cost quadratic work.
+	if err := d.spend(len(text)); err != nil {
+		return nil, err
+	}
 	as := &AttributedString{Text: string(text)}
 	nruns := 0
 	for _, g := range gs[1:] {

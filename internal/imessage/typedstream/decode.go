@@ -122,10 +122,12 @@ func putDecoder(d *decoder) {
 	if cap(d.vals) > 4096 || cap(d.slots) > 4096 || cap(d.groups) > 4096 || cap(d.strs) > 4096 {
 		return // let an unusually large scratch space go
 	}
+	// vals and groups are popped without clearing, so clear their whole
+	// capacity; slots and strs only ever grow within one decode.
 	clear(d.vals[:cap(d.vals)])
-	clear(d.slots[:cap(d.slots)])
-	clear(d.strs[:cap(d.strs)])
 	clear(d.groups[:cap(d.groups)])
+	clear(d.slots)
+	clear(d.strs)
 	d.b, d.vals, d.slots, d.strs, d.groups = nil, d.vals[:0], d.slots[:0], d.strs[:0], d.groups[:0]
 	decoderPool.Put(d)
 }

@@ -18,36 +18,34 @@ import (
 // every fixture: the string classes are version 1, all others 0).
 var classVersions = map[string]int64{"NSString": 1, "NSMutableString": 1}
 
-func canonicalClass(names ...string) *Class {
-	var c *Class
-	for i := len(names) - 1; i >= 0; i-- {
-		c = &Class{Name: names[i], Version: classVersions[names[i]], Super: c}
-	}
-	return c
+func class(name string, super *Class) *Class {
+	return &Class{Name: name, Version: classVersions[name], Super: super}
 }
 
+// The canonical classes are singletons that share their superclasses, so the
+// writer (which deduplicates classes by identity) writes each once.
 var (
-	clsNSObject                  = canonicalClass("NSObject")
-	clsNSString                  = canonicalClass("NSString", "NSObject")
-	clsNSMutableString           = canonicalClass("NSMutableString", "NSString", "NSObject")
-	clsNSAttributedString        = canonicalClass("NSAttributedString", "NSObject")
-	clsNSMutableAttributedString = canonicalClass("NSMutableAttributedString", "NSAttributedString", "NSObject")
-	clsNSDictionary              = canonicalClass("NSDictionary", "NSObject")
-	clsNSArray                   = canonicalClass("NSArray", "NSObject")
-	clsNSSet                     = canonicalClass("NSSet", "NSObject")
-	clsNSNumber                  = canonicalClass("NSNumber", "NSValue", "NSObject")
-	clsNSValue                   = canonicalClass("NSValue", "NSObject")
-	clsNSData                    = canonicalClass("NSData", "NSObject")
-	clsNSDate                    = canonicalClass("NSDate", "NSObject")
-	clsNSURL                     = canonicalClass("NSURL", "NSObject")
-	clsNSNull                    = canonicalClass("NSNull", "NSObject")
+	clsNSObject                  = class("NSObject", nil)
+	clsNSString                  = class("NSString", clsNSObject)
+	clsNSMutableString           = class("NSMutableString", clsNSString)
+	clsNSAttributedString        = class("NSAttributedString", clsNSObject)
+	clsNSMutableAttributedString = class("NSMutableAttributedString", clsNSAttributedString)
+	clsNSDictionary              = class("NSDictionary", clsNSObject)
+	clsNSArray                   = class("NSArray", clsNSObject)
+	clsNSSet                     = class("NSSet", clsNSObject)
+	clsNSValue                   = class("NSValue", clsNSObject)
+	clsNSNumber                  = class("NSNumber", clsNSValue)
+	clsNSData                    = class("NSData", clsNSObject)
+	clsNSDate                    = class("NSDate", clsNSObject)
+	clsNSURL                     = class("NSURL", clsNSObject)
+	clsNSNull                    = class("NSNull", clsNSObject)
 )
 
 type writer struct {
 	buf     []byte
 	strs    map[string]int
 	nslots  int
-	classes map[string]int
+	classes map[*Class]int // by identity: one slot per decoded or canonical class
 	cstrs   map[string]int
 	objs    map[any]int // object identity: pointers, or cache keys
 	// dedupNumbers shares one NSNumber object per distinct value, as Messages
@@ -61,7 +59,7 @@ type writer struct {
 func newWriter() *writer {
 	w := &writer{
 		strs:    map[string]int{},
-		classes: map[string]int{},
+		classes: map[*Class]int{},
 		cstrs:   map[string]int{},
 		objs:    map[any]int{},
 		keys:    map[string]int{},
@@ -135,14 +133,14 @@ func (w *writer) class(c *Class) error {
 		if c.Name == "" {
 			return errors.New("class without a name")
 		}
-		if i, ok := w.classes[c.Name]; ok {
+		if i, ok := w.classes[c]; ok {
 			w.ref(i)
 			return nil
 		}
 		w.byte1(tagNew)
 		w.shared(c.Name)
 		w.signed(c.Version)
-		w.classes[c.Name] = w.nslots
+		w.classes[c] = w.nslots
 		w.nslots++
 	}
 	w.byte1(tagNil)
@@ -530,9 +528,9 @@ func (w *writer) list(c *Class, identity any, countEnc string, items []Value) er
 }
 
 // Encode writes an archive back to typedstream bytes. Objects that appear
-// more than once (the same *Object, *URL or *AttributedString pointer)
-// become references, shared strings and classes (by name) and C strings (by
-// value) are written once, so Encode(Decode(b)) reproduces b for streams
+// more than once (the same *Object, *URL, *AttributedString or *Class
+// pointer) become references, shared strings and C strings (by value) are
+// written once, so Encode(Decode(b)) reproduces b for streams
 // written by NSArchiver. Like EncodeAttributedBody it is meant for fixtures
 // and tests.
 func Encode(a *Archive) ([]byte, error) {
@@ -834,9 +832,33 @@ func signature(entries []entry) string {
 	for _, e := range entries {
 		b = strconv.AppendQuote(b, e.key)
 		b = append(b, '=')
-		b = fmt.Appendf(b, "%T%#v;", e.val, e.val)
+		b = appendSig(b, e.val)
+		b = append(b, ';')
 	}
 	return string(b)
+}
+
+func appendSig(b []byte, v Value) []byte {
+	switch x := v.(type) {
+	case String:
+		return strconv.AppendQuote(append(b, 'S'), string(x))
+	case Number:
+		b = append(b, 'N', x.Type)
+		b = strconv.AppendInt(b, x.Int, 10)
+		b = append(b, ',')
+		b = strconv.AppendUint(b, x.Uint, 10)
+		b = append(b, ',')
+		return strconv.AppendUint(b, math.Float64bits(x.Float), 16)
+	case *URL:
+		if x == nil {
+			return append(b, "U<nil>"...)
+		}
+		b = strconv.AppendQuote(append(b, 'U'), x.Relative)
+		return appendSig(append(b, '^'), x.Base)
+	case Data:
+		return strconv.AppendQuote(append(b, 'D'), string(x))
+	}
+	return fmt.Appendf(b, "%T%#v", v, v)
 }
 
 // attributeDict writes a run's attribute dictionary with Messages' object

@@ -109,8 +109,13 @@ type Group struct {
 // Object is an archived object as written: its class and the groups of its
 // body. For the Foundation classes this package knows, Decoded holds the
 // interpretation (String, Dictionary, ...); it is nil for other classes.
-// Groups is nil for Foundation objects that AttributedBody decoded (it keeps
-// only the interpretation on its fast path); Decode always fills it.
+//
+// In an Archive from Decode every object is an *Object and every '@' value
+// in Groups is an *Object too. AttributedBody keeps only interpretations on
+// its fast path: there, a known Foundation object is its interpreted value,
+// and an unknown one is an *Object whose Groups hold interpreted children.
+// For the encoders, an *Object with nil Groups and a non-nil Decoded is
+// written as Decoded under Class.
 type Object struct {
 	Class   *Class
 	Groups  []Group
