@@ -201,6 +201,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary built by tidingsBinary.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // tidingsBinary builds cmd/tidings once per test run.
 func tidingsBinary(t *testing.T) string {
 	t.Helper()
