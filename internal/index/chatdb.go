@@ -1,0 +1,172 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/model"
+)
+
+// RowReader is what a ROWID-ordered message database offers (chat.db,
+// sms.db); internal/imessage's Reader satisfies it through a thin adapter.
+type RowReader interface {
+	// Conversations returns every conversation.
+	Conversations(ctx context.Context) ([]model.Conversation, error)
+	// Messages streams messages with ROWID > afterRowID in ROWID order.
+	Messages(ctx context.Context, afterRowID int64, fn func(model.Message) error) error
+	// Changed streams messages edited, unsent, read, delivered or
+	// recovered at or after since. It may return an error wrapping
+	// errors.ErrUnsupported when the schema records no such dates.
+	Changed(ctx context.Context, since time.Time, fn func(model.Message) error) error
+	// Deleted streams deletion tombstones after a tombstone row id. It may
+	// return an error wrapping errors.ErrUnsupported.
+	Deleted(ctx context.Context, afterRowID int64, fn func(rowID int64, guid string) error) error
+}
+
+// RowSource adapts a RowReader to Source. Its watermark records the last
+// message ROWID, when changes were last read, and the last tombstone.
+type RowSource struct {
+	// SourceKey is Source.Key ("imessage:/path/to/chat.db").
+	SourceKey string
+	// SourceKind is Source.Kind (model.SourceIMessage).
+	SourceKind string
+	Reader     RowReader
+	// ChangedMargin is how far before the previous sync changes are read
+	// again (default 24 h): edits made on another device reach this
+	// database later than their own timestamp says.
+	ChangedMargin time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+type rowWatermark struct {
+	RowID   int64 `json:"rowid"`
+	Changed int64 `json:"changed_ms,omitempty"`
+	Deleted int64 `json:"deleted_rowid,omitempty"`
+}
+
+// Key implements Source.
+func (s *RowSource) Key() string { return s.SourceKey }
+
+// Kind implements Source.
+func (s *RowSource) Kind() string { return s.SourceKind }
+
+// checkpointEvery is how many messages pass between watermark checkpoints.
+const checkpointEvery = 500
+
+// Sync implements Source: conversations, new rows, then (unless NewOnly)
+// changed rows and tombstones.
+func (s *RowSource) Sync(ctx context.Context, req SyncRequest, w Writer) error {
+	var wm rowWatermark
+	if len(req.Watermark) > 0 {
+		if err := json.Unmarshal(req.Watermark, &wm); err != nil {
+			return fmt.Errorf("watermark: %w", err)
+		}
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	margin := s.ChangedMargin
+	if margin <= 0 {
+		margin = 24 * time.Hour
+	}
+	checkpoint := func() error {
+		b, _ := json.Marshal(wm)
+		return w.Checkpoint(b)
+	}
+	convs, err := s.Reader.Conversations(ctx)
+	if err != nil {
+		return fmt.Errorf("read conversations: %w", err)
+	}
+	if err := w.Conversations(convs); err != nil {
+		return err
+	}
+	first := wm.RowID == 0 && wm.Changed == 0
+	start := now()
+	n := 0
+	err = s.Reader.Messages(ctx, wm.RowID, func(m model.Message) error {
+		if err := w.Message(m); err != nil {
+			return err
+		}
+		if m.RowID > wm.RowID {
+			wm.RowID = m.RowID
+		}
+		if n++; n%checkpointEvery == 0 {
+			return checkpoint()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read messages: %w", err)
+	}
+	if err := checkpoint(); err != nil {
+		return err
+	}
+	if req.NewOnly {
+		return nil
+	}
+	if !first {
+		since := time.UnixMilli(wm.Changed).Add(-margin)
+		err := s.Reader.Changed(ctx, since, w.Message)
+		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			return fmt.Errorf("read changed messages: %w", err)
+		}
+	}
+	wm.Changed = start.UnixMilli()
+	if err := checkpoint(); err != nil {
+		return err
+	}
+	err = s.Reader.Deleted(ctx, wm.Deleted, func(rowID int64, guid string) error {
+		if err := w.Delete(guid); err != nil {
+			return err
+		}
+		if rowID > wm.Deleted {
+			wm.Deleted = rowID
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("read deletions: %w", err)
+	}
+	return checkpoint()
+}
+
+// SnapshotSource adapts a source that can only re-read everything (an
+// Android "SMS Backup & Restore" export): each sync delivers every record,
+// and the index skips those it already holds unchanged (messages are keyed
+// by their stable content-hash id). The watermark is the snapshot's
+// fingerprint, so an unchanged file is not read at all.
+type SnapshotSource struct {
+	SourceKey  string
+	SourceKind string
+	// Fingerprint identifies the snapshot's content (size, mtime, hash);
+	// an unchanged fingerprint skips the sync.
+	Fingerprint func(ctx context.Context) (string, error)
+	// Read delivers every conversation and message.
+	Read func(ctx context.Context, convs func([]model.Conversation) error, msg func(model.Message) error) error
+}
+
+// Key implements Source.
+func (s *SnapshotSource) Key() string { return s.SourceKey }
+
+// Kind implements Source.
+func (s *SnapshotSource) Kind() string { return s.SourceKind }
+
+// Sync implements Source.
+func (s *SnapshotSource) Sync(ctx context.Context, req SyncRequest, w Writer) error {
+	fp, err := s.Fingerprint(ctx)
+	if err != nil {
+		return fmt.Errorf("fingerprint: %w", err)
+	}
+	if string(req.Watermark) == fp {
+		return nil
+	}
+	if err := s.Read(ctx, w.Conversations, w.Message); err != nil {
+		return err
+	}
+	return w.Checkpoint([]byte(fp))
+}

@@ -1,0 +1,610 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// embedBatch is the number of texts embedded and written per transaction.
+const embedBatch = 1024
+
+// vecLoadLocked loads vector codes changed after gen since (all when
+// since < 0). Callers hold mem.mu.
+func (ix *Index) vecLoadLocked(ctx context.Context, q queryer, since int64) error {
+	embID, err := getMetaString(ctx, q, "vec_embedder")
+	if err != nil {
+		return err
+	}
+	dim, err := getMetaInt(ctx, q, "vec_dim")
+	if err != nil {
+		return err
+	}
+	upto, err := getMetaInt(ctx, q, "vec_upto")
+	if err != nil {
+		return err
+	}
+	ready, err := getMetaInt(ctx, q, "vec_ready")
+	if err != nil {
+		return err
+	}
+	v := ix.mem.vec
+	if v == nil || v.embID != embID || v.dim != int(dim) || since < 0 {
+		v = &vecState{embID: embID, dim: int(dim), words: (int(dim) + 63) / 64, dirty: map[int]bool{}}
+		since = -1
+	}
+	v.upto, v.ready = upto, ready == 1
+	ix.mem.vec = v
+	if dim == 0 {
+		return nil
+	}
+	rows, err := q.QueryContext(ctx, "SELECT chunk, data FROM veccodes WHERE ver > ?", since)
+	if err != nil {
+		return fmt.Errorf("load vector codes: %w", err)
+	}
+	defer rows.Close()
+	changed := false
+	for rows.Next() {
+		var c int
+		var b []byte
+		if err := rows.Scan(&c, &b); err != nil {
+			return fmt.Errorf("load vector codes: %w", err)
+		}
+		if err := v.decodeChunk(c, b); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if changed && since >= 0 {
+		v.slab = nil // rebuilt lazily by ensureSlab
+	}
+	return rows.Err()
+}
+
+// vecPersistLocked writes dirty code chunks. Callers hold mem.mu.
+func (ix *Index) vecPersistLocked(ctx context.Context, tx *sql.Tx, gen int64) error {
+	v := ix.mem.vec
+	if v == nil || v.dim == 0 || len(v.dirty) == 0 {
+		return nil
+	}
+	for c := range v.dirty {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO veccodes(chunk, ver, data) VALUES(?, ?, ?) ON CONFLICT(chunk) DO UPDATE SET ver = excluded.ver, data = excluded.data",
+			c, gen, v.encodeChunk(c)); err != nil {
+			return fmt.Errorf("write vector codes: %w", err)
+		}
+	}
+	clear(v.dirty)
+	return nil
+}
+
+// vecDropLocked forgets vectors of deleted or changed messages. Callers
+// hold mem.mu.
+func (ix *Index) vecDropLocked(ids []int64) {
+	v := ix.mem.vec
+	if v == nil || v.dim == 0 {
+		return
+	}
+	for _, id := range ids {
+		v.drop(id)
+	}
+}
+
+// ensureSlab loads the float32 slab when it fits in Options.VectorMemory
+// and is not loaded yet.
+func (ix *Index) ensureSlab(ctx context.Context) error {
+	ix.mem.mu.RLock()
+	v := ix.mem.vec
+	need := v != nil && v.dim > 0 && v.slab == nil && int64(len(v.codes)/max(v.words, 1))*int64(v.dim)*4 <= ix.opts.VectorMemory && v.count > 0
+	ix.mem.mu.RUnlock()
+	if !need {
+		return nil
+	}
+	ix.mem.mu.Lock()
+	defer ix.mem.mu.Unlock()
+	v = ix.mem.vec
+	if v.slab != nil {
+		return nil
+	}
+	slab := make([]float32, len(v.codes)/v.words*v.dim)
+	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, q FROM vectors")
+	if err != nil {
+		return fmt.Errorf("load vectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return fmt.Errorf("load vectors: %w", err)
+		}
+		if v.hasVec(id) && int(id+1)*v.dim <= len(slab) {
+			dequantize(b, slab[int(id)*v.dim:int(id+1)*v.dim])
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load vectors: %w", err)
+	}
+	v.slab = slab
+	return nil
+}
+
+// VectorStatus describes the semantic side of the index.
+type VectorStatus struct {
+	// Embedder is the ID of the configured embedder ("" when none).
+	Embedder string `json:"embedder"`
+	// Ready is true when vectors for the configured embedder cover the
+	// index (a full pass has completed); semantic and hybrid search use
+	// them only then.
+	Ready bool `json:"ready"`
+	// Vectors is the number of stored vectors; Searchable the number of
+	// messages that should have one.
+	Vectors    int   `json:"vectors"`
+	Searchable int64 `json:"searchable"`
+	// InMemory says whether exact scans run over an in-memory float slab
+	// (otherwise: 1-bit prefilter and re-ranking from disk).
+	InMemory bool `json:"in_memory"`
+}
+
+// VectorStatus reports the state of semantic search.
+func (ix *Index) VectorStatus() VectorStatus {
+	ix.mem.mu.RLock()
+	defer ix.mem.mu.RUnlock()
+	st := VectorStatus{Searchable: ix.mem.docs}
+	if ix.opts.Embedder != nil {
+		st.Embedder = ix.opts.Embedder.ID()
+	}
+	if v := ix.mem.vec; v != nil {
+		st.Vectors = v.count
+		st.InMemory = v.slab != nil
+		st.Ready = v.ready && v.embID != "" && v.embID == st.Embedder
+	}
+	return st
+}
+
+// Embed embeds every searchable message that lacks a vector under the
+// configured embedder (fitting a Fitter first when needed), and returns the
+// number embedded. It is what the background worker runs; the CLI calls it
+// through SyncOptions.Embed.
+func (ix *Index) Embed(ctx context.Context) (int, error) {
+	if ix.wdb == nil || ix.opts.Embedder == nil {
+		return 0, nil
+	}
+	return ix.embedRun(ctx, nil, false)
+}
+
+func (ix *Index) embedLocked(ctx context.Context, prog *progress) (int, error) {
+	return ix.embedRun(ctx, prog, true)
+}
+
+// lockWrite takes the write lock unless the caller already holds it.
+func (ix *Index) lockWrite(held bool) func() {
+	if held {
+		return func() {}
+	}
+	ix.writeMu.Lock()
+	return ix.writeMu.Unlock
+}
+
+// embedRun does one embedding pass. held says whether the caller holds
+// writeMu; otherwise it is taken per write transaction only, so syncs
+// interleave with a long background pass.
+func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, error) {
+	ix.embedMu.Lock()
+	defer ix.embedMu.Unlock()
+	emb := ix.opts.Embedder
+	if err := ix.ensureFitted(ctx, prog, held); err != nil {
+		return 0, err
+	}
+	id, dim := emb.ID(), emb.Dim()
+	if dim <= 0 {
+		return 0, fmt.Errorf("embedder %s reports dimension %d", id, dim)
+	}
+	if err := ix.resetVectorsIfNeeded(ctx, id, dim, held); err != nil {
+		return 0, err
+	}
+	total := 0
+	if prog != nil {
+		ix.mem.mu.RLock()
+		n := ix.mem.docs - int64(ix.mem.vec.count)
+		ix.mem.mu.RUnlock()
+		prog.phaseN("embedding", n)
+	}
+	// Pass A: ids above the watermark, in order.
+	for {
+		ix.mem.mu.RLock()
+		upto := ix.mem.vec.upto
+		ix.mem.mu.RUnlock()
+		rows, err := ix.rdb.QueryContext(ctx, "SELECT id, hash, text, search_extra FROM messages WHERE id > ? AND searchable = 1 ORDER BY id LIMIT ?", upto, embedBatch)
+		if err != nil {
+			return total, fmt.Errorf("read texts to embed: %w", err)
+		}
+		items, err := scanEmbedItems(rows)
+		if err != nil {
+			return total, err
+		}
+		if len(items) == 0 {
+			break
+		}
+		n, err := ix.embedItems(ctx, emb, id, items, items[len(items)-1].id, false, held)
+		total += n
+		if prog != nil {
+			prog.add(len(items))
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	// Pass B: re-embedding queue (edited messages).
+	for {
+		rows, err := ix.rdb.QueryContext(ctx, `SELECT q.id, coalesce(m.hash, 0), coalesce(m.text, ''), m.search_extra FROM embed_queue q
+LEFT JOIN messages m ON m.id = q.id AND m.searchable = 1 ORDER BY q.id LIMIT ?`, embedBatch)
+		if err != nil {
+			return total, fmt.Errorf("read texts to re-embed: %w", err)
+		}
+		items, err := scanEmbedItems(rows)
+		if err != nil {
+			return total, err
+		}
+		if len(items) == 0 {
+			break
+		}
+		n, err := ix.embedItems(ctx, emb, id, items, -1, true, held)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	// Done: mark ready and move the watermark past trailing unsearchable ids.
+	unlock := ix.lockWrite(held)
+	defer unlock()
+	tx, err := ix.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return total, fmt.Errorf("finish embedding: %w", err)
+	}
+	defer tx.Rollback()
+	if cur, _ := getMetaString(ctx, tx, "vec_embedder"); cur != id {
+		return total, nil // the embedder changed under us; the next pass starts over
+	}
+	ix.mem.mu.RLock()
+	maxID := ix.mem.maxID
+	upto := ix.mem.vec.upto
+	ix.mem.mu.RUnlock()
+	var pending int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages WHERE id > ? AND searchable = 1", upto).Scan(&pending); err != nil {
+		return total, fmt.Errorf("finish embedding: %w", err)
+	}
+	if pending > 0 {
+		return total, nil // new messages arrived; the next pass takes them
+	}
+	if maxID > upto {
+		upto = maxID
+	}
+	if err := setMeta(ctx, tx, "vec_upto", upto); err != nil {
+		return total, err
+	}
+	if err := setMeta(ctx, tx, "vec_ready", 1); err != nil {
+		return total, err
+	}
+	if err := tx.Commit(); err != nil {
+		return total, fmt.Errorf("finish embedding: %w", err)
+	}
+	ix.mem.mu.Lock()
+	ix.mem.vec.upto, ix.mem.vec.ready = upto, true
+	ix.mem.mu.Unlock()
+	return total, nil
+}
+
+type embedItem struct {
+	id   int64
+	hash int64
+	text string
+}
+
+func scanEmbedItems(rows *sql.Rows) ([]embedItem, error) {
+	defer rows.Close()
+	var out []embedItem
+	for rows.Next() {
+		var it embedItem
+		var text string
+		var extra sql.NullString
+		if err := rows.Scan(&it.id, &it.hash, &text, &extra); err != nil {
+			return nil, fmt.Errorf("read texts to embed: %w", err)
+		}
+		it.text = indexText(text, extra.String)
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// embedItems embeds items and stores the vectors; rows whose text changed
+// since they were read (hash differs) are skipped: their update queued
+// them again. upto >= 0 advances vec_upto; fromQueue removes the items from
+// embed_queue.
+func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, items []embedItem, upto int64, fromQueue, held bool) (int, error) {
+	var texts []string
+	var idx []int
+	for i, it := range items {
+		if it.hash != 0 {
+			texts = append(texts, it.text)
+			idx = append(idx, i)
+		}
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		var err error
+		vecs, err = emb.Embed(ctx, texts)
+		if err != nil {
+			return 0, fmt.Errorf("embed: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return 0, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+		}
+	}
+	unlock := ix.lockWrite(held)
+	defer unlock()
+	tx, err := ix.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store vectors: %w", err)
+	}
+	defer tx.Rollback()
+	if err := ix.refreshTx(ctx, tx); err != nil {
+		return 0, err
+	}
+	if cur, err := getMetaString(ctx, tx, "vec_embedder"); err != nil || cur != embID {
+		return 0, err // the embedder changed under us
+	}
+	ins, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO vectors(id, q) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?1 AND hash = ?3 AND searchable = 1)")
+	if err != nil {
+		return 0, fmt.Errorf("store vectors: %w", err)
+	}
+	defer ins.Close()
+	type stored struct {
+		id  int64
+		vec []float32
+	}
+	var done []stored
+	dim := emb.Dim()
+	for k, i := range idx {
+		it := items[i]
+		v := vecs[k]
+		if len(v) != dim {
+			return 0, fmt.Errorf("embed: vector of length %d, want %d", len(v), dim)
+		}
+		if isZeroVec(v) {
+			continue // no words: nothing to find it by
+		}
+		res, err := ins.ExecContext(ctx, it.id, quantize(v), it.hash)
+		if err != nil {
+			return 0, fmt.Errorf("store vector: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			done = append(done, stored{it.id, v})
+		}
+	}
+	if fromQueue {
+		for _, it := range items {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM embed_queue WHERE id = ?", it.id); err != nil {
+				return 0, fmt.Errorf("update embedding queue: %w", err)
+			}
+		}
+	}
+	if upto >= 0 {
+		if err := setMeta(ctx, tx, "vec_upto", upto); err != nil {
+			return 0, err
+		}
+	}
+	mem := ix.mem
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	tmp := make([]float32, dim)
+	for _, s := range done {
+		// Store what search will compare against: the quantised vector.
+		dequantize(quantize(s.vec), tmp)
+		mem.vec.set(s.id, tmp)
+	}
+	gen := mem.gen + 1
+	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
+		return 0, ix.failMem(err)
+	}
+	if err := setMeta(ctx, tx, "gen", gen); err != nil {
+		return 0, ix.failMem(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, ix.failMem(fmt.Errorf("store vectors: %w", err))
+	}
+	mem.gen = gen
+	if upto >= 0 {
+		mem.vec.upto = upto
+	}
+	return len(done), nil
+}
+
+func isZeroVec(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// resetVectorsIfNeeded discards stored vectors made by another embedder.
+func (ix *Index) resetVectorsIfNeeded(ctx context.Context, id string, dim int, held bool) error {
+	ix.mem.mu.RLock()
+	v := ix.mem.vec
+	same := v != nil && v.embID == id && v.dim == dim
+	ix.mem.mu.RUnlock()
+	if same {
+		return nil
+	}
+	unlock := ix.lockWrite(held)
+	defer unlock()
+	tx, err := ix.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("reset vectors: %w", err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{"DELETE FROM vectors", "DELETE FROM veccodes", "DELETE FROM embed_queue"} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("reset vectors: %w", err)
+		}
+	}
+	for k, val := range map[string]any{"vec_embedder": id, "vec_dim": dim, "vec_upto": 0, "vec_ready": 0} {
+		if err := setMeta(ctx, tx, k, val); err != nil {
+			return err
+		}
+	}
+	ix.mem.mu.Lock()
+	defer ix.mem.mu.Unlock()
+	gen := ix.mem.gen + 1
+	if err := setMeta(ctx, tx, "gen", gen); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return ix.failMem(fmt.Errorf("reset vectors: %w", err))
+	}
+	ix.mem.gen = gen
+	ix.mem.vec = &vecState{embID: id, dim: dim, words: (dim + 63) / 64, dirty: map[int]bool{}}
+	if prev := v; prev != nil && prev.embID != "" {
+		ix.log.Info("embedder changed; re-embedding in the background", "from", prev.embID, "to", id)
+	}
+	return nil
+}
+
+// refitFactor: a Fitter is fitted again when the corpus has grown this many
+// times since the last fit (and by at least refitMin messages).
+const (
+	refitFactor = 2
+	refitMin    = 50000
+)
+
+// ensureFitted restores or fits a Fitter's state.
+func (ix *Index) ensureFitted(ctx context.Context, prog *progress, held bool) error {
+	f, ok := ix.opts.Embedder.(Fitter)
+	if !ok {
+		return nil
+	}
+	key := ix.embBaseID
+	var data []byte
+	var fitDocs int64
+	err := ix.rdb.QueryRowContext(ctx, "SELECT data, fit_docs FROM embedder_state WHERE key = ?", key).Scan(&data, &fitDocs)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read embedder state: %w", err)
+	}
+	ix.mem.mu.RLock()
+	docs := ix.mem.docs
+	ix.mem.mu.RUnlock()
+	if data != nil && !(docs >= refitFactor*fitDocs && docs-fitDocs >= refitMin) {
+		if ix.embRestored != fitDocs {
+			if err := f.UnmarshalBinary(data); err != nil {
+				ix.log.Warn("stored embedder state unreadable; fitting again", "err", err)
+			} else {
+				ix.embRestored = fitDocs
+				return nil
+			}
+		} else {
+			return nil
+		}
+	}
+	if docs == 0 {
+		return nil // nothing to learn from yet; embed with the unfitted model
+	}
+	if prog != nil {
+		prog.phase("fitting embedder")
+	}
+	start := time.Now()
+	docsFn := func(yield func(string) bool) {
+		rows, err := ix.rdb.QueryContext(ctx, "SELECT text, search_extra FROM messages WHERE searchable = 1")
+		if err != nil {
+			ix.log.Error("read texts for embedder fit", "err", err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			var e sql.NullString
+			if rows.Scan(&t, &e) != nil {
+				return
+			}
+			if !yield(indexText(t, e.String)) {
+				return
+			}
+		}
+	}
+	if err := f.Fit(ctx, docsFn); err != nil {
+		return fmt.Errorf("fit embedder: %w", err)
+	}
+	state, err := f.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("save embedder state: %w", err)
+	}
+	unlock := ix.lockWrite(held)
+	defer unlock()
+	if _, err := ix.wdb.ExecContext(ctx, `INSERT INTO embedder_state(key, data, fit_docs, fit_at) VALUES(?, ?, ?, ?)
+ON CONFLICT(key) DO UPDATE SET data = excluded.data, fit_docs = excluded.fit_docs, fit_at = excluded.fit_at`, key, state, docs, ix.now().UnixMilli()); err != nil {
+		return fmt.Errorf("save embedder state: %w", err)
+	}
+	ix.embRestored = docs
+	ix.log.Info("fitted embedder", "docs", docs, "took", time.Since(start).Round(time.Millisecond), "id", f.ID())
+	return nil
+}
+
+// restoreEmbedder loads a Fitter's stored state at open so query vectors
+// match the stored ones from the first search.
+func (ix *Index) restoreEmbedder(ctx context.Context) {
+	f, ok := ix.opts.Embedder.(Fitter)
+	if !ok {
+		return
+	}
+	var data []byte
+	var fitDocs int64
+	if err := ix.rdb.QueryRowContext(ctx, "SELECT data, fit_docs FROM embedder_state WHERE key = ?", ix.embBaseID).Scan(&data, &fitDocs); err != nil {
+		return
+	}
+	if err := f.UnmarshalBinary(data); err != nil {
+		ix.log.Warn("stored embedder state unreadable", "err", err)
+		return
+	}
+	ix.embRestored = fitDocs
+}
+
+// startEmbedder runs embedding passes in the background whenever woken.
+func (ix *Index) startEmbedder(ctx context.Context) {
+	if ix.wdb == nil || ix.opts.Embedder == nil {
+		return
+	}
+	ix.bg.Add(1)
+	go func() {
+		defer ix.bg.Done()
+		for {
+			if _, err := ix.embedRun(ctx, nil, false); err != nil && ctx.Err() == nil && !ix.isClosed() {
+				ix.log.Error("background embedding", "err", err)
+				select {
+				case <-time.After(5 * time.Second):
+				case <-ctx.Done():
+					return
+				case <-ix.closed:
+					return
+				}
+			}
+			select {
+			case <-ix.embedWake:
+			case <-ctx.Done():
+				return
+			case <-ix.closed:
+				return
+			}
+		}
+	}()
+}
+
+func (ix *Index) wakeEmbedder() {
+	select {
+	case ix.embedWake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,394 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// maxQueryTerms bounds the words of one query that take part (the
+	// rarest are kept).
+	maxQueryTerms = 32
+)
+
+// ftHit is a fulltext result before hydration.
+type ftHit struct {
+	id      int64
+	score   float64
+	matched []string
+	spans   [][2]int
+	text    string
+}
+
+// matchExpr is an FTS5 expression matching any of the variants. Terms come
+// from the vocabulary (folded letters and digits), quoting keeps FTS5 from
+// reading them as operators.
+func matchExpr(vs []variant, op string) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = `"` + strings.ReplaceAll(v.term, `"`, `""`) + `"`
+	}
+	return strings.Join(parts, " "+op+" ")
+}
+
+// postings streams the ids matching expr within the filter's id range,
+// newest id first, keeping those that pass the filter. It stops after cap
+// postings and reports whether it saw them all. Callers hold mem.mu (read).
+func (ix *Index) postings(ctx context.Context, expr string, f *filter, limit int, keep func(id int64) bool) (scanned int, complete bool, err error) {
+	rows, err := ix.rdb.QueryContext(ctx, "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC", expr, f.lo, f.hi)
+	if err != nil {
+		return 0, false, fmt.Errorf("full-text query: %w", err)
+	}
+	defer rows.Close()
+	m := ix.mem
+	for rows.Next() {
+		if scanned == limit {
+			return scanned, false, nil
+		}
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return scanned, false, fmt.Errorf("full-text query: %w", err)
+		}
+		scanned++
+		if id < int64(len(m.flags)) && f.pass(m, id) && !keep(id) {
+			return scanned, false, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return scanned, false, fmt.Errorf("full-text query: %w", err)
+	}
+	return scanned, true, nil
+}
+
+// fulltext ranks messages in scope by BM25. Candidates come from the FTS
+// index term by term (each term's postings newest first, up to TermCap);
+// the best by summed IDF are re-scored with exact BM25 from their text.
+func (ix *Index) fulltext(ctx context.Context, pq *parsedQuery, f *filter, want int) ([]ftHit, *SignalCoverage, error) {
+	cov := &SignalCoverage{Complete: true}
+	var terms []qterm
+	var unknown []string
+	for _, t := range pq.terms {
+		if len(t.variants) > 0 {
+			terms = append(terms, t)
+		} else {
+			unknown = append(unknown, t.word)
+		}
+	}
+	if len(unknown) > 0 {
+		cov.Note = "no message contains: " + strings.Join(unknown, ", ")
+	}
+	if len(terms) > maxQueryTerms {
+		sort.SliceStable(terms, func(i, j int) bool { return terms[i].idf > terms[j].idf })
+		terms = terms[:maxQueryTerms]
+	}
+	for _, p := range pq.phrases {
+		for _, w := range p {
+			if !containsTerm(terms, w) {
+				return nil, cov, nil // a required phrase word occurs nowhere
+			}
+		}
+	}
+	if len(terms) == 0 {
+		return nil, cov, nil
+	}
+	depth := max(ix.tune.RerankDepth, want)
+	match := map[string]termRef{}
+	for qi, t := range terms {
+		for _, v := range t.variants {
+			if _, dup := match[v.term]; !dup {
+				match[v.term] = termRef{qi, variantWeight[v.kind]}
+			}
+		}
+	}
+	ix.mem.mu.RLock()
+	avgdl := float64(ix.mem.totalLen) / float64(max(ix.mem.docs, 1))
+	var cands []ftCand
+	var err error
+	if len(pq.phrases) > 0 {
+		cands, err = ix.phraseCandidates(ctx, pq, f, cov)
+	} else {
+		cands, err = ix.orCandidates(ctx, terms, f, cov)
+	}
+	ix.mem.mu.RUnlock()
+	if err != nil {
+		return nil, cov, err
+	}
+	cov.Candidates = len(cands)
+	// Stage 1: summed IDF of the terms present, newest first on ties.
+	for i := range cands {
+		s := 0.0
+		for qi := range terms {
+			if cands[i].mask&(1<<qi) != 0 {
+				s += terms[qi].idf
+			}
+		}
+		cands[i].s1 = s
+	}
+	if len(pq.phrases) == 0 && len(cands) > depth {
+		sort.Slice(cands, func(i, j int) bool {
+			if cands[i].s1 != cands[j].s1 {
+				return cands[i].s1 > cands[j].s1
+			}
+			return cands[i].id > cands[j].id
+		})
+		cands = cands[:depth]
+	}
+	// Stage 2: exact BM25 from the text.
+	hits, err := ix.bm25(ctx, cands, terms, match, pq.phrases, avgdl)
+	if err != nil {
+		return nil, cov, err
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].id > hits[j].id
+	})
+	return hits, cov, nil
+}
+
+type termRef struct {
+	qi int
+	w  float64
+}
+
+type ftCand struct {
+	id   int64
+	mask uint64
+	s1   float64
+}
+
+// orCandidates merges each term's postings into candidates with a bit per
+// term present. Callers hold mem.mu (read).
+func (ix *Index) orCandidates(ctx context.Context, terms []qterm, f *filter, cov *SignalCoverage) ([]ftCand, error) {
+	lists := make([][]int64, len(terms))
+	for qi, t := range terms {
+		var ids []int64
+		_, complete, err := ix.postings(ctx, matchExpr(t.variants, "OR"), f, ix.tune.TermCap, func(id int64) bool {
+			ids = append(ids, id)
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !complete {
+			cov.Complete = false
+			cov.Capped = append(cov.Capped, t.word)
+		}
+		lists[qi] = ids
+	}
+	// k-way merge of descending lists.
+	pos := make([]int, len(lists))
+	var out []ftCand
+	for {
+		best := int64(-1)
+		for qi, l := range lists {
+			if pos[qi] < len(l) && l[pos[qi]] > best {
+				best = l[pos[qi]]
+			}
+		}
+		if best < 0 {
+			break
+		}
+		c := ftCand{id: best}
+		for qi, l := range lists {
+			if pos[qi] < len(l) && l[pos[qi]] == best {
+				c.mask |= 1 << qi
+				pos[qi]++
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// phraseCandidates returns messages containing every phrase word (the
+// phrases themselves are checked against the text by bm25). Callers hold
+// mem.mu (read).
+func (ix *Index) phraseCandidates(ctx context.Context, pq *parsedQuery, f *filter, cov *SignalCoverage) ([]ftCand, error) {
+	var vs []variant
+	seen := map[string]bool{}
+	for _, p := range pq.phrases {
+		for _, w := range p {
+			if !seen[w] {
+				seen[w] = true
+				vs = append(vs, variant{term: w})
+			}
+		}
+	}
+	var out []ftCand
+	_, complete, err := ix.postings(ctx, matchExpr(vs, "AND"), f, ix.tune.TermCap, func(id int64) bool {
+		out = append(out, ftCand{id: id})
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !complete {
+		cov.Complete = false
+		cov.Capped = append(cov.Capped, `"`+strings.Join(pq.phrases[0], " ")+`"`)
+	}
+	// Term bits for stage-1 ordering are not needed: every candidate
+	// is re-scored.
+	return out, nil
+}
+
+// bm25 scores candidates from their stored text.
+func (ix *Index) bm25(ctx context.Context, cands []ftCand, terms []qterm, match map[string]termRef, phrases [][]string, avgdl float64) ([]ftHit, error) {
+	var hits []ftHit
+	const batch = 500
+	for start := 0; start < len(cands); start += batch {
+		part := cands[start:min(len(cands), start+batch)]
+		ids := make([]int64, len(part))
+		for i, c := range part {
+			ids[i] = c.id
+		}
+		rows, err := ix.rdb.QueryContext(ctx, "SELECT id, text, search_extra FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
+		if err != nil {
+			return nil, fmt.Errorf("read candidates: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var text string
+			var extra sql.NullString
+			if err := rows.Scan(&id, &text, &extra); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read candidates: %w", err)
+			}
+			if h, ok := scoreText(id, text, extra.String, terms, match, phrases, avgdl); ok {
+				hits = append(hits, h)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read candidates: %w", err)
+		}
+		if len(phrases) > 0 && len(hits) >= ix.tune.RerankDepth*4 {
+			break
+		}
+	}
+	return hits, nil
+}
+
+// scoreText computes BM25 for one message and the byte spans of its
+// matches in text. It fails when a required phrase is missing.
+func scoreText(id int64, text, extra string, terms []qterm, match map[string]termRef, phrases [][]string, avgdl float64) (ftHit, bool) {
+	tf := make([]float64, len(terms))
+	var spans [][2]int
+	var matched []string
+	var seq []string
+	n := 0
+	var buf []byte
+	for part, s := range [2]string{text, extra} {
+		buf = tokenize(s, buf, func(t []byte, a, b int) {
+			n++
+			if len(phrases) > 0 {
+				seq = append(seq, string(t))
+			}
+			if r, ok := match[string(t)]; ok {
+				tf[r.qi] += r.w
+				if part == 0 {
+					spans = append(spans, [2]int{a, b})
+				}
+				if !containsString(matched, string(t)) {
+					matched = append(matched, string(t))
+				}
+			}
+		})
+		if len(phrases) > 0 {
+			seq = append(seq, "\x00") // phrases do not span the body and the subject
+		}
+	}
+	for _, p := range phrases {
+		if !containsSeq(seq, p) {
+			return ftHit{}, false
+		}
+	}
+	if len(phrases) > 0 {
+		spans = phraseSpans(text, phrases, spans)
+	}
+	score := 0.0
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(n)/math.Max(avgdl, 1))
+	for qi, f := range tf {
+		if f > 0 {
+			score += terms[qi].idf * f * (bm25K1 + 1) / (f + norm)
+		}
+	}
+	if score == 0 && len(phrases) == 0 {
+		return ftHit{}, false
+	}
+	return ftHit{id: id, score: score, matched: matched, spans: spans, text: text}, true
+}
+
+func containsTerm(terms []qterm, w string) bool {
+	for _, t := range terms {
+		for _, v := range t.variants {
+			if v.term == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsSeq(seq, p []string) bool {
+outer:
+	for i := 0; i+len(p) <= len(seq); i++ {
+		for j := range p {
+			if seq[i+j] != p[j] {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// phraseSpans adds the spans of each phrase occurrence in text (merged
+// with the word spans already found).
+func phraseSpans(text string, phrases [][]string, spans [][2]int) [][2]int {
+	type tok struct {
+		t    string
+		a, b int
+	}
+	var toks []tok
+	tokenize(text, nil, func(t []byte, a, b int) { toks = append(toks, tok{string(t), a, b}) })
+	for _, p := range phrases {
+	next:
+		for i := 0; i+len(p) <= len(toks); i++ {
+			for j := range p {
+				if toks[i+j].t != p[j] {
+					continue next
+				}
+			}
+			spans = append(spans, [2]int{toks[i].a, toks[i+len(p)-1].b})
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	// Merge overlaps.
+	var out [][2]int
+	for _, s := range spans {
+		if n := len(out); n > 0 && s[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], s[1])
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}

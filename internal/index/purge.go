@@ -1,0 +1,318 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Purge removes every stored conversation whose id (model.Conversation.ID,
+// e.g. a chat.db guid) is conversationID, with all derived data: messages
+// (a message that also belongs to another conversation stays there),
+// full-text and vector entries, reactions, attachments, participants,
+// handles no other thread uses, and dossier/triage caches. The FTS index is
+// then merged and freed pages are zeroed (secure_delete), so no trace of
+// the text is left in the database file. It returns the number of
+// conversations removed. Whether the thread comes back on the next sync is
+// the policy's decision: a thread the Policy blocks never does.
+func (ix *Index) Purge(ctx context.Context, conversationID string) (int, error) {
+	if ix.wdb == nil {
+		return 0, errors.New("purge: index opened read-only")
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	var ids []uint32
+	ix.mem.mu.RLock()
+	for id, ci := range ix.mem.convByID {
+		if ci.c.ID == conversationID {
+			ids = append(ids, id)
+		}
+	}
+	ix.mem.mu.RUnlock()
+	for _, id := range ids {
+		if err := ix.purgeLocked(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	if len(ids) > 0 {
+		if err := ix.scrub(ctx); err != nil {
+			return len(ids), err
+		}
+	}
+	return len(ids), nil
+}
+
+// ApplyPolicy asks the Policy about every stored conversation and purges
+// the ones it now blocks (see Purge). The read-policy package calls it after
+// the user blocks a thread.
+func (ix *Index) ApplyPolicy(ctx context.Context) (int, error) {
+	if ix.wdb == nil {
+		return 0, errors.New("apply policy: index opened read-only")
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	var ids []uint32
+	ix.mem.mu.RLock()
+	for id, ci := range ix.mem.convByID {
+		if !ix.allow(ci.c) {
+			ids = append(ids, id)
+		}
+	}
+	ix.mem.mu.RUnlock()
+	for _, id := range ids {
+		if err := ix.purgeLocked(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	if len(ids) > 0 {
+		if err := ix.scrub(ctx); err != nil {
+			return len(ids), err
+		}
+	}
+	return len(ids), nil
+}
+
+// scrub merges the FTS index (contentless deletes leave postings in old
+// segments until a merge) and checkpoints the WAL, with secure_delete on so
+// freed pages are overwritten with zeros.
+func (ix *Index) scrub(ctx context.Context) error {
+	conn, err := ix.wdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("scrub index: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
+		return fmt.Errorf("scrub index: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA secure_delete = OFF")
+	for _, q := range []string{
+		"INSERT INTO fts(fts) VALUES('optimize')",
+		"PRAGMA wal_checkpoint(TRUNCATE)",
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("scrub index (%s): %w", q, err)
+		}
+	}
+	return nil
+}
+
+// purgeLocked removes one conversation in one transaction. Callers hold
+// writeMu.
+func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
+	conn, err := ix.wdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA secure_delete = OFF")
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
+	if err := ix.refreshTx(ctx, tx); err != nil {
+		return err
+	}
+	d := &delta{df: map[string]int32{}, conv: map[uint32]*convDelta{}}
+	var source int64
+	if err := tx.QueryRowContext(ctx, "SELECT source FROM conversations WHERE id = ?", conv).Scan(&source); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return fmt.Errorf("purge: %w", err)
+	}
+	// Messages whose primary conversation this is.
+	rows, err := tx.QueryContext(ctx, "SELECT id, guid, hash, conv, searchable, text, search_extra, time FROM messages WHERE conv = ?", conv)
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	var msgs []storedMsg
+	for rows.Next() {
+		var s storedMsg
+		var c int64
+		if err := rows.Scan(&s.id, &s.guid, &s.hash, &c, &s.searchable, &s.text, &s.extra, &s.time); err != nil {
+			rows.Close()
+			return fmt.Errorf("purge: %w", err)
+		}
+		s.conv = uint32(c)
+		msgs = append(msgs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	var moved []docSet
+	for i := range msgs {
+		s := &msgs[i]
+		var other int64
+		err := tx.QueryRowContext(ctx, "SELECT conv FROM message_chats WHERE msg = ? AND conv != ? ORDER BY conv LIMIT 1", s.id, conv).Scan(&other)
+		if err == nil {
+			// Keep the message in its other conversation.
+			if _, err := tx.ExecContext(ctx, "UPDATE messages SET conv = ? WHERE id = ?", other, s.id); err != nil {
+				return fmt.Errorf("purge: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM message_chats WHERE msg = ? AND conv = ?", s.id, other); err != nil {
+				return fmt.Errorf("purge: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, "UPDATE attachments SET conv = ? WHERE msg = ?", other, s.id); err != nil {
+				return fmt.Errorf("purge: %w", err)
+			}
+			moved = append(moved, docSet{id: s.id, conv: uint32(other)})
+			continue
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("purge: %w", err)
+		}
+		if err := ix.deleteMessageRow(ctx, tx, s, d); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM reactions WHERE source = ? AND target = ?", source, s.guid); err != nil {
+			return fmt.Errorf("purge: %w", err)
+		}
+	}
+	// Memberships of messages that live on elsewhere.
+	var keep []int64
+	rows, err = tx.QueryContext(ctx, "SELECT msg FROM message_chats WHERE conv = ?", conv)
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		keep = append(keep, id)
+	}
+	rows.Close()
+	var handles []int64
+	rows, err = tx.QueryContext(ctx, "SELECT handle FROM participants WHERE conv = ?", conv)
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	for rows.Next() {
+		var h int64
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return err
+		}
+		handles = append(handles, h)
+	}
+	rows.Close()
+	for _, t := range perConversationTables {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE conv = ?", conv); err != nil {
+			return fmt.Errorf("purge %s: %w", t, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM conversations WHERE id = ?", conv); err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	var goneHandles []uint32
+	for _, h := range handles {
+		res, err := tx.ExecContext(ctx, `DELETE FROM handles WHERE id = ?1
+AND NOT EXISTS (SELECT 1 FROM participants WHERE handle = ?1)
+AND NOT EXISTS (SELECT 1 FROM messages WHERE sender = ?1)`, h)
+		if err != nil {
+			return fmt.Errorf("purge handles: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			goneHandles = append(goneHandles, uint32(h))
+		}
+	}
+	if err := writeTerms(ctx, tx, d.df); err != nil {
+		return err
+	}
+	for c, cd := range d.conv {
+		if c == conv {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE conversations SET msg_count = msg_count + ? WHERE id = ?", cd.count, c); err != nil {
+			return fmt.Errorf("purge: %w", err)
+		}
+	}
+
+	mem := ix.mem
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	for _, id := range d.clear {
+		mem.clearDoc(id)
+	}
+	for _, s := range moved {
+		mem.setDoc(s.id, mem.times[s.id], s.conv, mem.senders[s.id], mem.flags[s.id])
+		ex := mem.extra[uint32(s.id)][:0:0]
+		for _, c := range mem.extra[uint32(s.id)] {
+			if c != s.conv && c != conv {
+				ex = append(ex, c)
+			}
+		}
+		if len(ex) == 0 {
+			delete(mem.extra, uint32(s.id))
+			mem.flags[s.id] &^= fMulti
+		} else {
+			mem.extra[uint32(s.id)] = ex
+		}
+	}
+	for _, id := range keep {
+		ex := mem.extra[uint32(id)][:0:0]
+		for _, c := range mem.extra[uint32(id)] {
+			if c != conv {
+				ex = append(ex, c)
+			}
+		}
+		if len(ex) == 0 {
+			delete(mem.extra, uint32(id))
+			if int(id) < len(mem.flags) {
+				mem.flags[id] &^= fMulti
+				mem.dirty[int(id/chunkSize)] = true
+			}
+		} else {
+			mem.extra[uint32(id)] = ex
+		}
+	}
+	for t, n := range d.df {
+		mem.voc.add(t, n)
+	}
+	mem.docs += d.docs
+	mem.totalLen += d.totalLen
+	ix.vecDropLocked(d.vecDrop)
+	gen := mem.gen + 1
+	if err := mem.persistDocmeta(ctx, tx, gen); err != nil {
+		return ix.failMem(err)
+	}
+	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
+		return ix.failMem(err)
+	}
+	for k, v := range map[string]any{"gen": gen, "docs": mem.docs, "total_len": mem.totalLen} {
+		if err := setMeta(ctx, tx, k, v); err != nil {
+			return ix.failMem(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return ix.failMem(fmt.Errorf("purge: %w", err))
+	}
+	committed = true
+	mem.gen = gen
+	delete(mem.convByID, conv)
+	for _, h := range goneHandles {
+		delete(mem.handleByS, mem.handleStr[h])
+		delete(mem.handleStr, h)
+		delete(mem.handleKey, h)
+	}
+	for c, cd := range d.conv {
+		if ci := mem.convByID[c]; ci != nil {
+			ci.msgCount += cd.count
+			ci.stale = true
+		}
+	}
+	mem.labels = nil
+	return nil
+}

@@ -1,0 +1,231 @@
+package index
+
+// migrations are applied in order; PRAGMA user_version records how many ran.
+// A migration never changes once released: add a new one instead. Each runs
+// in its own transaction together with the user_version update.
+//
+// Layout notes (see docs/index.md):
+//   - messages.id is assigned by the index, densely and monotonically; it is
+//     the FTS rowid, the vector key and the index into the in-memory
+//     docmeta columns. Ids are never reused (meta next_id).
+//   - fts is contentless (contentless_delete=1) with detail=none: it is a
+//     posting-list engine; ranking, snippets and phrase checks run in Go over
+//     the stored text with a tokenizer generated from SQLite's own unicode61
+//     tables, so Go terms and FTS terms are identical.
+//   - docmeta and veccodes hold fixed-size per-message records in chunks of
+//     chunkSize ids, written in the same transaction as the rows they
+//     describe, so a process loads them in milliseconds and they can never
+//     disagree with the rows after a crash.
+//   - dossiers and triage are reserved for the features that build them;
+//     every table holding per-conversation data has a conv column so Purge
+//     can remove it.
+var migrations = []string{
+	// 1: initial schema.
+	`
+CREATE TABLE meta(
+	key   TEXT PRIMARY KEY,
+	value ANY
+) WITHOUT ROWID;
+
+CREATE TABLE sources(
+	id        INTEGER PRIMARY KEY,
+	key       TEXT NOT NULL UNIQUE,
+	kind      TEXT NOT NULL,
+	watermark BLOB,
+	synced_at INTEGER,
+	info      TEXT
+);
+
+CREATE TABLE conversations(
+	id           INTEGER PRIMARY KEY,
+	source       INTEGER NOT NULL,
+	guid         TEXT NOT NULL,
+	row_id       INTEGER NOT NULL DEFAULT 0,
+	identifier   TEXT NOT NULL,
+	kind         TEXT NOT NULL,
+	display_name TEXT NOT NULL DEFAULT '',
+	service      TEXT NOT NULL DEFAULT '',
+	archived     INTEGER NOT NULL DEFAULT 0,
+	msg_count    INTEGER NOT NULL DEFAULT 0,
+	last_time    INTEGER NOT NULL DEFAULT 0,
+	UNIQUE(source, guid)
+);
+CREATE INDEX conversations_identifier ON conversations(identifier);
+
+CREATE TABLE handles(
+	id     INTEGER PRIMARY KEY,
+	handle TEXT NOT NULL UNIQUE,
+	norm   TEXT NOT NULL,
+	last10 TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX handles_norm ON handles(norm);
+CREATE INDEX handles_last10 ON handles(last10);
+
+CREATE TABLE participants(
+	conv   INTEGER NOT NULL,
+	handle INTEGER NOT NULL,
+	pos    INTEGER NOT NULL,
+	PRIMARY KEY(conv, handle)
+) WITHOUT ROWID;
+CREATE INDEX participants_handle ON participants(handle);
+
+CREATE TABLE contacts(
+	id     INTEGER PRIMARY KEY,
+	source TEXT NOT NULL,
+	ext_id TEXT NOT NULL,
+	name   TEXT NOT NULL,
+	data   TEXT NOT NULL,
+	UNIQUE(source, ext_id)
+);
+CREATE TABLE contact_handles(
+	contact INTEGER NOT NULL,
+	key     TEXT NOT NULL,
+	PRIMARY KEY(contact, key)
+) WITHOUT ROWID;
+CREATE INDEX contact_handles_key ON contact_handles(key);
+
+CREATE TABLE messages(
+	id             INTEGER PRIMARY KEY,
+	source         INTEGER NOT NULL,
+	guid           TEXT NOT NULL,
+	row_id         INTEGER NOT NULL DEFAULT 0,
+	conv           INTEGER NOT NULL,
+	sender         INTEGER NOT NULL DEFAULT 0,
+	from_me        INTEGER NOT NULL,
+	kind           TEXT NOT NULL,
+	detail         TEXT,
+	service        TEXT,
+	time           INTEGER NOT NULL,
+	time_read      INTEGER,
+	time_delivered INTEGER,
+	time_edited    INTEGER,
+	time_unsent    INTEGER,
+	text           TEXT NOT NULL,
+	search_extra   TEXT,
+	text_source    TEXT,
+	subject        TEXT,
+	flags          INTEGER NOT NULL DEFAULT 0,
+	error          INTEGER NOT NULL DEFAULT 0,
+	reply_to       TEXT,
+	reply_to_part  INTEGER,
+	app            TEXT,
+	effect         TEXT,
+	extra          TEXT,
+	searchable     INTEGER NOT NULL,
+	hash           INTEGER NOT NULL
+);
+
+CREATE TABLE message_chats(
+	conv INTEGER NOT NULL,
+	msg  INTEGER NOT NULL,
+	PRIMARY KEY(conv, msg)
+) WITHOUT ROWID;
+CREATE INDEX message_chats_msg ON message_chats(msg);
+
+CREATE TABLE reactions(
+	source  INTEGER NOT NULL,
+	target  TEXT NOT NULL,
+	part    INTEGER NOT NULL,
+	sender  TEXT NOT NULL,
+	slot    TEXT NOT NULL,
+	from_me INTEGER NOT NULL,
+	type    TEXT NOT NULL,
+	emoji   TEXT NOT NULL DEFAULT '',
+	guid    TEXT NOT NULL,
+	conv    INTEGER NOT NULL,
+	time    INTEGER NOT NULL,
+	PRIMARY KEY(source, target, part, sender, slot)
+) WITHOUT ROWID;
+CREATE INDEX reactions_guid ON reactions(source, guid);
+CREATE INDEX reactions_conv ON reactions(conv);
+
+CREATE TABLE attachments(
+	msg      INTEGER NOT NULL,
+	idx      INTEGER NOT NULL,
+	conv     INTEGER NOT NULL,
+	guid     TEXT NOT NULL DEFAULT '',
+	row_id   INTEGER NOT NULL DEFAULT 0,
+	filename TEXT NOT NULL DEFAULT '',
+	mime     TEXT NOT NULL DEFAULT '',
+	uti      TEXT NOT NULL DEFAULT '',
+	size     INTEGER NOT NULL DEFAULT 0,
+	sticker  INTEGER NOT NULL DEFAULT 0,
+	outgoing INTEGER NOT NULL DEFAULT 0,
+	path     TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY(msg, idx)
+) WITHOUT ROWID;
+CREATE INDEX attachments_row ON attachments(row_id);
+CREATE INDEX attachments_conv ON attachments(conv);
+
+CREATE VIRTUAL TABLE fts USING fts5(
+	text,
+	content='',
+	contentless_delete=1,
+	detail=none,
+	tokenize='unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE terms(
+	term TEXT PRIMARY KEY,
+	df   INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE docmeta(
+	chunk INTEGER PRIMARY KEY,
+	ver   INTEGER NOT NULL,
+	data  BLOB NOT NULL
+);
+
+CREATE TABLE vectors(
+	id INTEGER PRIMARY KEY,
+	q  BLOB NOT NULL
+);
+CREATE TABLE veccodes(
+	chunk INTEGER PRIMARY KEY,
+	ver   INTEGER NOT NULL,
+	data  BLOB NOT NULL
+);
+CREATE TABLE embed_queue(
+	id INTEGER PRIMARY KEY
+);
+CREATE TABLE embedder_state(
+	key     TEXT PRIMARY KEY,
+	data    BLOB NOT NULL,
+	fit_docs INTEGER NOT NULL,
+	fit_at  INTEGER NOT NULL
+);
+
+CREATE TABLE dossiers(
+	id      INTEGER PRIMARY KEY,
+	key     TEXT NOT NULL UNIQUE,
+	conv    INTEGER,
+	data    TEXT NOT NULL,
+	upto    INTEGER NOT NULL DEFAULT 0,
+	updated INTEGER NOT NULL
+);
+CREATE INDEX dossiers_conv ON dossiers(conv);
+CREATE TABLE triage(
+	conv    INTEGER PRIMARY KEY,
+	data    TEXT NOT NULL,
+	upto    INTEGER NOT NULL DEFAULT 0,
+	updated INTEGER NOT NULL
+);
+`,
+}
+
+// secondaryIndexes are the message indexes built after a bulk load (a
+// B-tree built once from sorted input is several times faster than one
+// maintained row by row) and kept from then on.
+const secondaryIndexes = `
+CREATE UNIQUE INDEX IF NOT EXISTS messages_guid ON messages(source, guid);
+CREATE INDEX IF NOT EXISTS messages_conv_time ON messages(conv, time);
+CREATE INDEX IF NOT EXISTS messages_time ON messages(time);
+CREATE INDEX IF NOT EXISTS messages_sender_time ON messages(sender, time);
+CREATE INDEX IF NOT EXISTS messages_reply ON messages(reply_to) WHERE reply_to IS NOT NULL;
+`
+
+// perConversationTables lists every table whose rows belong to one
+// conversation through a conv column; Purge deletes from each. A new table
+// holding conversation data must be added here (TestPurge checks that every
+// table with a conv column is listed).
+var perConversationTables = []string{"message_chats", "reactions", "attachments", "dossiers", "triage", "participants"}

@@ -1,0 +1,286 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// maxTermsPerToken bounds how many vocabulary terms one pattern token may
+// expand to before it is dropped from candidate generation (verification
+// still checks it).
+const maxTermsPerToken = 256
+
+// substringSearch finds messages whose text contains the query text
+// (case- and diacritic-insensitive), newest first.
+//
+// Candidates come from the word index: each word of the pattern must occur
+// in the message as a whole term (inner words), a term ending with it (the
+// first word, when the pattern starts mid-word), a term starting with it
+// (the last word) or containing it (a single word). Those term sets come
+// from the in-memory vocabulary; FTS5 intersects their postings. Every
+// candidate is then verified against the folded text, so the answer is
+// exact. A pattern without letters or digits (emoji, punctuation) is
+// verified message by message, newest first, up to SubstringScan.
+func (ix *Index) substringSearch(ctx context.Context, q *Query, f *filter, cur cursor, limit int, res *Result) (*Result, error) {
+	pattern := strings.TrimSpace(q.Text)
+	fp, _ := foldForSubstring(pattern, false)
+	cov := &SignalCoverage{Complete: true}
+	res.Coverage.Substring = cov
+	curT, curID := int64(1<<62), int64(1<<62)
+	if q.Cursor != "" {
+		curT, curID = cur.Time, cur.ID
+	}
+	type tokInfo struct {
+		text   string
+		terms  []variant
+		df     int64
+		usable bool
+	}
+	var toks []tokInfo
+	var spans [][2]int
+	tokenize(fp, nil, func(t []byte, a, b int) {
+		toks = append(toks, tokInfo{text: string(t)})
+		spans = append(spans, [2]int{a, b})
+	})
+	ix.mem.mu.RLock()
+	empty := false
+	for i := range toks {
+		t := &toks[i]
+		leftOpen := i == 0 && spans[i][0] == 0
+		rightOpen := i == len(toks)-1 && spans[i][1] == len(fp)
+		add := func(term string) bool {
+			t.terms = append(t.terms, variant{term: term})
+			t.df += int64(ix.mem.voc.df[term])
+			return len(t.terms) <= maxTermsPerToken
+		}
+		switch {
+		case leftOpen && rightOpen:
+			ix.mem.voc.containing(t.text, add)
+		case leftOpen:
+			ix.mem.voc.withSuffix(t.text, add)
+		case rightOpen:
+			ix.mem.voc.withPrefix(t.text, add)
+		default:
+			if _, ok := ix.mem.voc.df[t.text]; ok {
+				add(t.text)
+			}
+		}
+		if len(t.terms) == 0 {
+			empty = true
+		}
+		t.usable = len(t.terms) > 0 && len(t.terms) <= maxTermsPerToken
+	}
+	if empty {
+		ix.mem.mu.RUnlock()
+		res.ScanComplete = true
+		return res, nil // some word of the pattern occurs in no message
+	}
+	var groups []string
+	for _, t := range toks {
+		if t.usable {
+			groups = append(groups, "("+matchExpr(t.terms, "OR")+")")
+		}
+	}
+	var ids []int64
+	var err error
+	if len(groups) > 0 {
+		var complete bool
+		_, complete, err = ix.postings(ctx, strings.Join(groups, " AND "), f, ix.tune.SubstringScan, func(id int64) bool {
+			t := ix.mem.times[id]
+			if t < curT || (t == curT && id < curID) {
+				ids = append(ids, id)
+			}
+			return true
+		})
+		if !complete {
+			cov.Complete = false
+			cov.Note = fmt.Sprintf("more than %d messages contain the words of the pattern; the newest were checked", ix.tune.SubstringScan)
+		}
+		times := ix.mem.times
+		sort.Slice(ids, func(i, j int) bool {
+			if times[ids[i]] != times[ids[j]] {
+				return times[ids[i]] > times[ids[j]]
+			}
+			return ids[i] > ids[j]
+		})
+	}
+	ix.mem.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	var found []substrHit
+	if len(groups) > 0 {
+		found, err = ix.verifySorted(ctx, ids, fp, limit+1, cov)
+	} else {
+		found, err = ix.verifyScan(ctx, f, fp, curT, curID, limit+1, cov)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.ScanComplete = cov.Complete
+	if len(found) > limit {
+		found = found[:limit]
+		last := found[len(found)-1]
+		res.NextCursor = encodeCursor(cursor{Mode: ModeSubstring, Time: last.time, ID: last.id, Print: q.fingerprint()})
+	}
+	page := make([]rankedHit, len(found))
+	for i, h := range found {
+		page[i] = rankedHit{id: h.id, spans: h.spans, text: h.text}
+	}
+	hits, err := ix.hydrateHits(ctx, page, nil, f, q.Explain)
+	if err != nil {
+		return nil, err
+	}
+	res.Hits = hits
+	return res, nil
+}
+
+type substrHit struct {
+	id    int64
+	time  int64
+	text  string
+	spans [][2]int
+}
+
+// matchSubstring returns the byte spans in text of every occurrence of the
+// folded pattern fp.
+func matchSubstring(text, fp string) [][2]int {
+	ft, m := foldForSubstring(text, true)
+	var spans [][2]int
+	for pos := 0; pos <= len(ft); {
+		i := strings.Index(ft[pos:], fp)
+		if i < 0 {
+			break
+		}
+		a := pos + i
+		b := a + len(fp)
+		spans = append(spans, [2]int{m[a], endOffset(text, m, b)})
+		pos = b
+	}
+	return spans
+}
+
+// endOffset maps an end position in folded text to the original text: the
+// end of the original character that produced the last folded byte.
+func endOffset(text string, m []int, b int) int {
+	if b >= len(m)-1 {
+		return len(text)
+	}
+	return m[b]
+}
+
+// verifySorted checks candidates in order and returns up to want matches.
+func (ix *Index) verifySorted(ctx context.Context, ids []int64, fp string, want int, cov *SignalCoverage) ([]substrHit, error) {
+	var out []substrHit
+	const batch = 256
+	for start := 0; start < len(ids) && len(out) < want; start += batch {
+		part := ids[start:min(len(ids), start+batch)]
+		got, err := ix.fetchTexts(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range part {
+			cov.Candidates++
+			it, ok := got[id]
+			if !ok {
+				continue
+			}
+			if sp := matchSubstring(it.text, fp); len(sp) > 0 {
+				out = append(out, substrHit{id: id, time: it.time, text: it.text, spans: sp})
+				if len(out) == want {
+					break
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+type textRow struct {
+	text string
+	time int64
+}
+
+func (ix *Index) fetchTexts(ctx context.Context, ids []int64) (map[int64]textRow, error) {
+	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, text, time FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read messages: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]textRow, len(ids))
+	for rows.Next() {
+		var id int64
+		var r textRow
+		if err := rows.Scan(&id, &r.text, &r.time); err != nil {
+			return nil, fmt.Errorf("read messages: %w", err)
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
+}
+
+// verifyScan walks messages in scope from the newest id down, verifying
+// each, until it has want matches that no older id can beat (the chunk time
+// envelope bounds the times below) or SubstringScan messages were read.
+func (ix *Index) verifyScan(ctx context.Context, f *filter, fp string, curT, curID int64, want int, cov *SignalCoverage) ([]substrHit, error) {
+	var out []substrHit
+	const batch = 512
+	id := f.hi
+	for {
+		ix.mem.mu.RLock()
+		m := ix.mem
+		if id >= int64(len(m.times)) {
+			id = int64(len(m.times)) - 1
+		}
+		lo := max(f.lo, 1)
+		var part []int64
+		for ; id >= lo && len(part) < batch; id-- {
+			if !f.pass(m, id) {
+				continue
+			}
+			t := m.times[id]
+			if t < curT || (t == curT && id < curID) {
+				part = append(part, id)
+			}
+		}
+		// The newest time any remaining id can have.
+		bound := int64(-1 << 62)
+		if id >= lo && len(m.chunkMax) > 0 {
+			bound = m.chunkMax[min(int(id/chunkSize), len(m.chunkMax)-1)]
+		}
+		ix.mem.mu.RUnlock()
+		if len(part) > 0 {
+			got, err := ix.fetchTexts(ctx, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, pid := range part {
+				cov.Candidates++
+				if it, ok := got[pid]; ok {
+					if sp := matchSubstring(it.text, fp); len(sp) > 0 {
+						out = append(out, substrHit{id: pid, time: it.time, text: it.text, spans: sp})
+					}
+				}
+			}
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].time != out[j].time {
+				return out[i].time > out[j].time
+			}
+			return out[i].id > out[j].id
+		})
+		if len(out) >= want && (id < lo || bound < out[want-1].time) {
+			return out[:want], nil
+		}
+		if id < lo {
+			return out, nil
+		}
+		if cov.Candidates >= ix.tune.SubstringScan {
+			cov.Complete = false
+			cov.Note = fmt.Sprintf("the pattern has no letters or digits to look up; the newest %d messages in scope were checked", cov.Candidates)
+			return out[:min(len(out), want)], nil
+		}
+	}
+}
