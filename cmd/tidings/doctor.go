@@ -12,6 +12,7 @@ import (
 	"runtime"
 
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 )
 
@@ -23,6 +24,7 @@ func init() {
 	})
 	registerCheck("config", checkConfig)
 	registerCheck("home", checkHome)
+	registerCheck("imessage", checkIMessage)
 	registerCheck("sources", checkSources)
 	registerCheck("access", checkAccess)
 	registerCheck("http", checkHTTP)
@@ -158,16 +160,43 @@ func checkHome(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
 	return []mcpserver.CheckResult{r}
 }
 
+// checkIMessage runs the iMessage package's own diagnosis of the
+// configured chat.db/sms.db and iPhone backup.
+func checkIMessage(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	var out []mcpserver.CheckResult
+	add := func(cs []imessage.Check) {
+		for _, c := range cs {
+			r := mcpserver.CheckResult{Name: c.Name, Status: "ok", Detail: c.Detail}
+			if !c.OK {
+				r.Status, r.Fix = "fail", c.Fix
+			}
+			out = append(out, r)
+		}
+	}
+	if cfg.IMessage != "" {
+		add(imessage.CheckDatabase(ctx, cfg.IMessage))
+	}
+	if cfg.IOSBackup != "" {
+		add(imessage.CheckBackup(ctx, cfg.IOSBackup))
+	}
+	return out
+}
+
 func checkSources(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult {
-	srcs := mcpserver.SourcesFromConfig{Config: cfg}.SourceStatus(ctx)
-	if len(srcs) == 0 {
+	var srcs []mcpserver.SourceStatus
+	for _, s := range (mcpserver.SourcesFromConfig{Config: cfg}).SourceStatus(ctx) {
+		if s.Kind != "imessage" && s.Kind != "ios_backup" { // checkIMessage covers those in depth
+			srcs = append(srcs, s)
+		}
+	}
+	if len(srcs) == 0 && cfg.IMessage == "" && cfg.IOSBackup == "" {
 		fix := "pass --ios-backup DIR (an unencrypted iPhone backup) or --android-xml FILE (SMS Backup & Restore), or try --demo"
 		if runtime.GOOS == "darwin" {
 			fix = "set --imessage ~/Library/Messages/chat.db, or try --demo"
 		}
 		return []mcpserver.CheckResult{{Name: "sources", Status: "warn", Detail: "no data source configured", Fix: fix}}
 	}
-	flagOf := map[string]string{"imessage": "--imessage PATH", "ios_backup": "--ios-backup DIR", "android_xml": "--android-xml FILE", "contacts": "--contacts PATH"}
+	flagOf := map[string]string{"android_xml": "--android-xml FILE", "contacts": "--contacts PATH"}
 	var out []mcpserver.CheckResult
 	for _, s := range srcs {
 		r := mcpserver.CheckResult{Name: "source " + s.Kind, Detail: s.Path + ": " + s.Detail}
