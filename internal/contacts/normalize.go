@@ -236,7 +236,8 @@ func scanPhone(s string) (digits string, plus bool, ok bool) {
 		case r >= '0' && r <= '9':
 			d = append(d, byte(r))
 		case r == '+' || r == '\uff0b':
-			if len(d) > 0 || plus || strings.TrimSpace(s[:i]) != "" {
+			// Only separators may precede the plus: "(+44) 7911 123456".
+			if len(d) > 0 || plus {
 				return "", false, false
 			}
 			plus = true

@@ -49,6 +49,7 @@ func TestNormalize(t *testing.T) {
 		{"uk national", "07911 123456", "GB", "+447911123456", KindPhone},
 		{"uk +44", "+44 7911 123456", "US", "+447911123456", KindPhone},
 		{"uk +44 (0)", "+44 (0)7911 123456", "GB", "+447911123456", KindPhone},
+		{"uk (+44)", "(+44) 7911 123456", "US", "+447911123456", KindPhone},
 		// Short codes and sender ids.
 		{"short code", "32665", "US", "32665", KindShortCode},
 		{"short code 6", "262966", "US", "262966", KindShortCode},
@@ -68,6 +69,7 @@ func TestNormalize(t *testing.T) {
 		{"plus only", "+", "US", "", KindInvalid},
 		{"plus too short", "+123", "US", "", KindInvalid},
 		{"plus in middle", "415+5551234", "US", "", KindInvalid},
+		{"two plus signs", "++14155551234", "US", "", KindInvalid},
 		{"email no local", "@example.com", "US", "", KindInvalid},
 		{"email no domain", "bob@", "US", "", KindInvalid},
 		{"email with space", "bob smith@example.com", "US", "", KindInvalid},
@@ -166,5 +168,38 @@ func BenchmarkNormalize(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			parsePhone("US", "415555"+fmt.Sprintf("%04d", i%10000), false)
 		}
+	})
+}
+
+// FuzzNormalize checks that hostile handles never panic, that a key is
+// empty exactly when the handle is invalid, that phone keys are digits
+// with an optional leading "+", and that normalising a key gives it back.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"(415) 555-1234", "06 12 34 56 78", "+49 30 1234567", "0049301234567", "32665", "AMAZON",
+		"Bob@Example.com", "tel:+1-415-555-1234;ext=2", "(+44) 7911 123456", "４１５５５５１２３４", "+", "x@", "415 555 1234 ext 9"} {
+		f.Add(s, "US")
+	}
+	f.Add("06 12 34 56 78", "FR")
+	f.Add("030 1234567", "de")
+	f.Fuzz(func(t *testing.T, handle, region string) {
+		if !ValidRegion(region) {
+			region = "US"
+		}
+		key, kind := Normalize(handle, region)
+		if (key == "") != (kind == KindInvalid) {
+			t.Fatalf("Normalize(%q) = %q, %q", handle, key, kind)
+		}
+		if kind == KindPhone || kind == KindShortCode {
+			digits := strings.TrimPrefix(key, "+")
+			if digits == "" || strings.Trim(digits, "0123456789") != "" {
+				t.Fatalf("phone key %q from %q", key, handle)
+			}
+		}
+		if kind != KindInvalid {
+			if k2, kind2 := Normalize(key, region); k2 != key || kind2 != kind {
+				t.Fatalf("Normalize(%q) = %q, %q but Normalize(key) = %q, %q", handle, key, kind, k2, kind2)
+			}
+		}
+		_ = Last10(handle)
 	})
 }
