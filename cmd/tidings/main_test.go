@@ -380,3 +380,24 @@ func TestServeProcessHTTP(t *testing.T) {
 		t.Fatal("serve --http ignored SIGINT")
 	}
 }
+
+func TestTTYHint(t *testing.T) {
+	var b bytes.Buffer
+	printTTYHint(&b)
+	for _, want := range []string{"MCP server", `"args": ["serve"]`, "claude mcp add tidings", "tidings doctor", "Ctrl-D"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("hint lacks %q:\n%s", want, b.String())
+		}
+	}
+	if isTerminal(strings.NewReader("")) {
+		t.Error("a string reader counted as a terminal")
+	}
+	f, err := os.Open(os.DevNull) // a character device, but not a terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if isTerminal(f) {
+		t.Error("/dev/null counted as a terminal")
+	}
+}

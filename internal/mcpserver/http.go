@@ -82,6 +82,7 @@ func NewHTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	get := func(*http.Request) *mcp.Server { return s }
+	sdkLog := sdkLogger(o.Logger)
 	// go-sdk's own DNS-rebinding check (loopback listener + non-loopback
 	// Host → 403) duplicates guard's Host check when there is no token; with
 	// a token, any Host may reach a bind on all interfaces, so turn it off.
@@ -94,13 +95,13 @@ func NewHTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
 			PropagateRequestCancellation: true,
 			DisableLocalhostProtection:   sdkHostCheckOff,
 			MaxRequestBodyBytes:          o.MaxBodyBytes,
-			Logger:                       o.Logger,
+			Logger:                       sdkLog,
 		}),
 		legacy: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			SessionTimeout:             o.SessionTimeout,
 			DisableLocalhostProtection: sdkHostCheckOff,
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
-			Logger:                     o.Logger,
+			Logger:                     sdkLog,
 		}),
 		sse: mcp.NewSSEHandler(get, &mcp.SSEOptions{MaxRequestBodyBytes: o.MaxBodyBytes, DisableLocalhostProtection: sdkHostCheckOff}),
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -543,5 +544,22 @@ func TestHTTPVersionHeaderMismatch(t *testing.T) {
 		if r.status != 400 || r.errCode() != -32020 {
 			t.Errorf("header 2026-07-28, _meta %s: %d %d, want 400 -32020", metaV, r.status, r.errCode())
 		}
+	}
+}
+
+func TestSDKLoggerQuietsInfo(t *testing.T) {
+	var buf strings.Builder
+	info := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l := sdkLogger(info)
+	l.Info("session connected")
+	l.Warn("something odd")
+	if strings.Contains(buf.String(), "session connected") || !strings.Contains(buf.String(), "something odd") {
+		t.Errorf("info-level user: %q", buf.String())
+	}
+	buf.Reset()
+	debug := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	sdkLogger(debug).Info("session connected")
+	if !strings.Contains(buf.String(), "session connected") {
+		t.Errorf("debug-level user lost SDK info logs: %q", buf.String())
 	}
 }

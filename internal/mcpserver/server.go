@@ -68,7 +68,7 @@ func NewStack(o StackOptions) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions:       o.Instructions,
-		Logger:             o.Logger,
+		Logger:             sdkLogger(o.Logger),
 		Capabilities:       caps,
 		CompletionHandler:  o.CompletionHandler,
 		SubscribeHandler:   o.SubscribeHandler,
