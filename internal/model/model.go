@@ -38,7 +38,7 @@ type Conversation struct {
 	RowID int64 `json:"row_id,omitempty"`
 	// Identifier is the user-visible chat id of the seed's protocol: the
 	// handle for a direct chat, "chat123…" for a group (chat.chat_identifier).
-	Identifier string `json:"identifier"`
+	Identifier string           `json:"identifier"`
 	Kind       ConversationKind `json:"kind"`
 	// DisplayName is the user-set group name; empty when unset.
 	DisplayName string `json:"display_name,omitempty"`
@@ -253,7 +253,7 @@ type Contact struct {
 	Nickname     string    `json:"nickname,omitempty"`
 	Organization string    `json:"organization,omitempty"`
 	FullName     string    `json:"full_name,omitempty"` // formatted name when the source stores one (vCard FN)
-	Phones       []string  `json:"phones,omitempty"`  // as typed
+	Phones       []string  `json:"phones,omitempty"`    // as typed
 	Emails       []string  `json:"emails,omitempty"`
 	Modified     time.Time `json:"modified,omitzero"`
 }
