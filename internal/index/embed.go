@@ -372,9 +372,8 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 		if len(v) != dim {
 			return 0, fmt.Errorf("embed: vector of length %d, want %d", len(v), dim)
 		}
-		if isZeroVec(v) {
-			continue // no words: nothing to find it by
-		}
+		// A zero vector (no words the embedder knows) is stored too: the
+		// message has been embedded, it just matches nothing.
 		res, err := ins.ExecContext(ctx, it.id, quantize(v), it.hash)
 		if err != nil {
 			return 0, fmt.Errorf("store vector: %w", err)

@@ -284,3 +284,20 @@ func (m *memState) inConv(id int64, convs map[uint32]bool) bool {
 	}
 	return false
 }
+
+// maxTimeUpTo returns the newest time of any live id <= id: the prefix
+// maximum of the chunks before id's chunk and a scan of its own chunk.
+// Callers hold mu after the envelope is built.
+func (m *memState) maxTimeUpTo(id int64) int64 {
+	best := int64(-1 << 62)
+	c := int(id / chunkSize)
+	if c > 0 && c-1 < len(m.chunkMax) {
+		best = m.chunkMax[c-1]
+	}
+	for i := int64(c * chunkSize); i <= id && i < int64(len(m.times)); i++ {
+		if m.flags[i]&fLive != 0 && m.times[i] > best {
+			best = m.times[i]
+		}
+	}
+	return best
+}

@@ -296,7 +296,7 @@ func extractDates(s string, now time.Time) (dateRange, string, []string, bool) {
 // keeps full words and queries expand to every vocabulary term with the
 // same key.
 func stem(w string) string {
-	if len(w) <= 3 || !isASCIIWord(w) {
+	if len(w) <= 2 || !isASCIIWord(w) {
 		return w
 	}
 	switch {
@@ -305,22 +305,22 @@ func stem(w string) string {
 	case strings.HasSuffix(w, "sses"):
 		w = w[:len(w)-2]
 	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-	case strings.HasSuffix(w, "s"):
+	case strings.HasSuffix(w, "s") && len(w) > 3:
 		w = w[:len(w)-1]
 	}
 	for _, suf := range []string{"ingly", "edly", "ing", "ed", "ly"} {
 		if strings.HasSuffix(w, suf) {
 			base := w[:len(w)-len(suf)]
-			if len(base) >= 3 && strings.ContainsAny(base, "aeiouy") {
+			if len(base) >= 2 && strings.ContainsAny(base, "aeiouy") {
 				w = base
 			}
 			break
 		}
 	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
+	if len(w) > 2 && strings.HasSuffix(w, "e") {
 		w = w[:len(w)-1]
 	}
-	if len(w) > 3 && strings.HasSuffix(w, "y") {
+	if len(w) > 2 && strings.HasSuffix(w, "y") {
 		w = w[:len(w)-1] + "i"
 	}
 	if n := len(w); n > 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiou", rune(w[n-1])) {

@@ -179,7 +179,9 @@ func (ix *Index) convMatchesLocked(ci *convInfo, q string) bool {
 	return false
 }
 
-// Conversation returns one conversation by id or identifier.
+// Conversation returns one conversation by id or chat identifier (the
+// most recently active when an identifier names several, e.g. the SMS and
+// iMessage threads with one person).
 func (ix *Index) Conversation(ctx context.Context, id string) (Conversation, error) {
 	if err := ix.refresh(ctx); err != nil {
 		return Conversation{}, err
@@ -187,12 +189,16 @@ func (ix *Index) Conversation(ctx context.Context, id string) (Conversation, err
 	ix.fixStale(ctx)
 	ix.mem.mu.RLock()
 	defer ix.mem.mu.RUnlock()
-	set, err := ix.resolveLocked(id, false)
-	if err != nil {
-		return Conversation{}, err
+	var best *convInfo
+	for _, ci := range ix.mem.convByID {
+		if (ci.c.ID == id || ci.c.Identifier == id) && ix.visible(ci) && (best == nil || ci.lastTime > best.lastTime) {
+			best = ci
+		}
 	}
-	ids := sortedKeys(set)
-	return ix.conversationLocked(ix.mem.convByID[ids[0]]), nil
+	if best == nil {
+		return Conversation{}, fmt.Errorf("conversation %q: %w", id, ErrNotFound)
+	}
+	return ix.conversationLocked(best), nil
 }
 
 func sortedKeys(m map[uint32]bool) []uint32 {

@@ -805,7 +805,7 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 	}
 	best := merged.sorted()
 	if exact {
-		return best, cov, nil
+		return positive(best), cov, nil
 	}
 	cov.Approximate = true
 	// Re-rank the code candidates with their stored vectors.
@@ -833,7 +833,19 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 	if err := rows.Err(); err != nil {
 		return nil, cov, fmt.Errorf("re-rank vectors: %w", err)
 	}
-	return top.sorted(), cov, nil
+	return positive(top.sorted()), cov, nil
+}
+
+// positive drops hits with no similarity at all (orthogonal or opposite
+// vectors, e.g. messages without any word the embedder knows).
+func positive(s []scored) []scored {
+	out := s[:0]
+	for _, x := range s {
+		if x.score > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // scanParallelParts splits [lo, hi) across goroutines.

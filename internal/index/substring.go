@@ -236,7 +236,8 @@ func (ix *Index) verifyScan(ctx context.Context, f *filter, fp string, curT, cur
 		}
 		lo := max(f.lo, 1)
 		var part []int64
-		for ; id >= lo && len(part) < batch; id-- {
+		n := min(batch, ix.tune.SubstringScan-cov.Candidates)
+		for ; id >= lo && len(part) < n; id-- {
 			if !f.pass(m, id) {
 				continue
 			}
@@ -247,8 +248,8 @@ func (ix *Index) verifyScan(ctx context.Context, f *filter, fp string, curT, cur
 		}
 		// The newest time any remaining id can have.
 		bound := int64(-1 << 62)
-		if id >= lo && len(m.chunkMax) > 0 {
-			bound = m.chunkMax[min(int(id/chunkSize), len(m.chunkMax)-1)]
+		if id >= lo {
+			bound = m.maxTimeUpTo(id)
 		}
 		ix.mem.mu.RUnlock()
 		if len(part) > 0 {

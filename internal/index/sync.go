@@ -127,9 +127,9 @@ func (ix *Index) buildSecondaryIndexes(ctx context.Context) error {
 	if err := setMeta(ctx, tx, "indexes_built", 1); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "ANALYZE"); err != nil {
-		return fmt.Errorf("analyze: %w", err)
-	}
+	// No ANALYZE: its stat4 samples are copies of index keys (guids,
+	// terms) that would outlive a purge, and the queries here are plain
+	// index lookups the planner gets right without statistics.
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("build indexes: %w", err)
 	}
@@ -412,7 +412,7 @@ func (w *batchWriter) Conversations(convs []model.Conversation) error {
 			continue
 		}
 		delete(w.blocked, c.ID)
-		id, err := w.ix.upsertConversation(w.ctx, w.sid, c)
+		id, err := w.ix.upsertConversation(w.ctx, w.sid, c, w.convIDs[c.ID])
 		if err != nil {
 			return err
 		}
@@ -469,7 +469,7 @@ func (w *batchWriter) Message(m model.Message) error {
 				continue
 			}
 			var err error
-			if id, err = w.ix.upsertConversation(w.ctx, w.sid, c); err != nil {
+			if id, err = w.ix.upsertConversation(w.ctx, w.sid, c, 0); err != nil {
 				return err
 			}
 			w.convIDs[g] = id

@@ -585,7 +585,7 @@ ON CONFLICT(handle) DO UPDATE SET norm = excluded.norm RETURNING id`, h, norm, l
 
 // upsertConversation stores a conversation and its participants in its own
 // transaction, skipping the write when nothing changed.
-func (ix *Index) upsertConversation(ctx context.Context, sid int64, c model.Conversation) (uint32, error) {
+func (ix *Index) upsertConversation(ctx context.Context, sid int64, c model.Conversation, known uint32) (uint32, error) {
 	c.Identifier = sanitizeText(c.Identifier)
 	c.DisplayName = sanitizeText(c.DisplayName)
 	parts := make([]string, 0, len(c.Participants))
@@ -598,14 +598,15 @@ func (ix *Index) upsertConversation(ctx context.Context, sid int64, c model.Conv
 	if c.Kind == "" {
 		c.Kind = model.KindDirect
 	}
-	ix.mem.mu.RLock()
-	for id, ci := range ix.mem.convByID {
-		if ci.source == sid && ci.c.ID == c.ID && sameConversation(ci.c, c) {
-			ix.mem.mu.RUnlock()
-			return id, nil
+	if known != 0 {
+		ix.mem.mu.RLock()
+		ci := ix.mem.convByID[known]
+		same := ci != nil && ci.source == sid && sameConversation(ci.c, c)
+		ix.mem.mu.RUnlock()
+		if same {
+			return known, nil
 		}
 	}
-	ix.mem.mu.RUnlock()
 	tx, err := ix.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("store conversation: %w", err)

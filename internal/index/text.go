@@ -64,12 +64,6 @@ func sanitizeText(s string) string {
 	return s
 }
 
-// token is one term of a text with its byte span in the original text.
-type token struct {
-	term       string
-	start, end int
-}
-
 // tokenize splits s into terms exactly as the FTS5 index does (see
 // foldRune) and calls fn with each term and its byte span in s. The term
 // slice of buf is reused; fn must copy it to keep it.

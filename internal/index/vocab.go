@@ -146,6 +146,3 @@ func (v *vocab) containing(s string, fn func(term string) bool) {
 		}
 	}
 }
-
-// size returns the number of live terms.
-func (v *vocab) size() int { return len(v.df) }
