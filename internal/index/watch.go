@@ -27,6 +27,9 @@ type WatchOptions struct {
 	// retractions, deletions) runs; every change triggers a fast sync of
 	// new rows at once. Default 2 s.
 	FullDelay time.Duration
+	// NoNotify disables fsnotify (polling only), for file systems that do
+	// not report changes.
+	NoNotify bool
 	// OnSync, when set, is called after every sync.
 	OnSync func(rep SyncReport, full bool, err error)
 }
@@ -44,15 +47,6 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 	if opts.FullDelay <= 0 {
 		opts.FullDelay = 2 * time.Second
 	}
-	rep, err := ix.Sync(ctx, SyncOptions{}, opts.Sources...)
-	if opts.OnSync != nil {
-		opts.OnSync(rep, true, err)
-	}
-	if err != nil {
-		return err
-	}
-	ix.startEmbedder(ctx)
-
 	changes := make(chan struct{}, 1)
 	notify := func() {
 		select {
@@ -75,7 +69,9 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 		names[abs] = true
 		dirs[filepath.Dir(abs)] = true
 	}
-	if w, err := fsnotify.NewWatcher(); err != nil {
+	if opts.NoNotify {
+		// polling only
+	} else if w, err := fsnotify.NewWatcher(); err != nil {
 		ix.log.Warn("file watching unavailable; polling only", "err", err)
 	} else {
 		defer w.Close()
@@ -128,6 +124,17 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 			}
 		}()
 	}
+
+	// The first full sync runs after the watches are in place, so a change
+	// made while it runs is not lost.
+	rep, err := ix.Sync(ctx, SyncOptions{}, opts.Sources...)
+	if opts.OnSync != nil {
+		opts.OnSync(rep, true, err)
+	}
+	if err != nil {
+		return err
+	}
+	ix.startEmbedder(ctx)
 
 	full := time.NewTimer(time.Hour)
 	full.Stop()

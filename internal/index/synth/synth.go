@@ -120,8 +120,20 @@ func pseudo(r *rand.Rand) string {
 	return b.String()
 }
 
-// Generate builds a history.
+// Generate builds a history in memory.
 func Generate(o Options) *Data {
+	var msgs []model.Message
+	d := generate(o, func(m model.Message) bool {
+		msgs = append(msgs, m)
+		return true
+	})
+	d.Messages = msgs
+	return d
+}
+
+// generate builds the people and conversations, then calls emit with each
+// message in order until it returns false.
+func generate(o Options, emit func(model.Message) bool) *Data {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
@@ -274,7 +286,9 @@ func Generate(o Options) *Data {
 				recent[r.IntN(64)] = m
 			}
 		}
-		d.Messages = append(d.Messages, m)
+		if !emit(m) {
+			break
+		}
 	}
 	return d
 }
@@ -289,6 +303,85 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// Stream serves a history without holding it in memory: each Messages
+// call regenerates the messages after the requested RowID (the generator is
+// deterministic), so a million-message source costs no memory. Append adds
+// live messages after the generated ones.
+type Stream struct {
+	opts  Options
+	head  *Data
+	mu    sync.Mutex
+	extra []model.Message
+}
+
+// NewStream returns a streaming source of the history o describes.
+func NewStream(o Options) *Stream {
+	return &Stream{opts: o, head: generate(o, func(model.Message) bool { return false })}
+}
+
+// Names maps generated handles to contact names.
+func (s *Stream) Names() map[string]string { return s.head.Names }
+
+// Append adds a message with the next RowID and returns it.
+func (s *Stream) Append(m model.Message) model.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.RowID = int64(s.opts.Messages + len(s.extra) + 1)
+	if m.Source == "" {
+		m.Source = model.SourceIMessage
+	}
+	s.extra = append(s.extra, m)
+	return m
+}
+
+// Conversations returns every conversation.
+func (s *Stream) Conversations(ctx context.Context) ([]model.Conversation, error) {
+	return append([]model.Conversation(nil), s.head.Convs...), nil
+}
+
+// Messages streams messages with RowID > after.
+func (s *Stream) Messages(ctx context.Context, after int64, fn func(model.Message) error) error {
+	var err error
+	if after < int64(s.opts.Messages) {
+		generate(s.opts, func(m model.Message) bool {
+			if m.RowID <= after {
+				return true
+			}
+			if m.RowID%4096 == 0 {
+				if err = ctx.Err(); err != nil {
+					return false
+				}
+			}
+			err = fn(m)
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	extra := append([]model.Message(nil), s.extra...)
+	s.mu.Unlock()
+	for _, m := range extra {
+		if m.RowID > after {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Changed reports nothing: generated messages never change.
+func (s *Stream) Changed(ctx context.Context, since time.Time, fn func(model.Message) error) error {
+	return nil
+}
+
+// Deleted reports nothing.
+func (s *Stream) Deleted(ctx context.Context, after int64, fn func(int64, string) error) error {
+	return nil
 }
 
 // Reader serves the data as a ROWID-ordered message database (it satisfies
