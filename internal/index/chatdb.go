@@ -54,6 +54,10 @@ func (s *RowSource) Key() string { return s.SourceKey }
 // Kind implements Source.
 func (s *RowSource) Kind() string { return s.SourceKind }
 
+// orphanGrace is how recent a message without a conversation must be for
+// the watermark to wait for its chat link.
+const orphanGrace = 2 * time.Minute
+
 // checkpointEvery is how many messages pass between watermark checkpoints.
 const checkpointEvery = 500
 
@@ -88,11 +92,18 @@ func (s *RowSource) Sync(ctx context.Context, req SyncRequest, w Writer) error {
 	first := wm.RowID == 0 && wm.Changed == 0
 	start := now()
 	n := 0
+	// A brand-new message without a conversation may be one whose chat
+	// link is not committed yet: the watermark stays below it so the next
+	// sync reads it again.
+	hold := int64(0)
 	err = s.Reader.Messages(ctx, wm.RowID, func(m model.Message) error {
 		if err := w.Message(m); err != nil {
 			return err
 		}
-		if m.RowID > wm.RowID {
+		if len(m.ConversationIDs) == 0 && hold == 0 && start.Sub(m.Time) < orphanGrace {
+			hold = m.RowID
+		}
+		if m.RowID > wm.RowID && hold == 0 {
 			wm.RowID = m.RowID
 		}
 		if n++; n%checkpointEvery == 0 {

@@ -1,0 +1,139 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/tidings-mcp/tidings/internal/imessage"
+)
+
+// Apple's triggers call functions Messages.app registers; no-op stand-ins
+// let the fixture write through the real schema.
+func init() {
+	noop := func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return nil, nil }
+	sqlite.MustRegisterScalarFunction("after_delete_message_plugin", 2, noop)
+	sqlite.MustRegisterScalarFunction("delete_attachment_path", 1, noop)
+	sqlite.MustRegisterScalarFunction("before_delete_attachment_path", 2, noop)
+}
+
+// chatDBFixture is a chat.db built from the real macOS 15 schema, in WAL
+// mode like a live one, with a writer that plays Messages.app.
+type chatDBFixture struct {
+	t    testing.TB
+	path string
+	db   *sql.DB
+}
+
+var appleEpoch = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newChatDB(t testing.TB) *chatDBFixture {
+	t.Helper()
+	schema := filepath.Join("..", "..", "..", "shared", "reference", "schemas", "chatdb_schema_macos15_sequoia.sql")
+	ddl, err := os.ReadFile(schema)
+	if err != nil {
+		t.Skipf("real chat.db schema not available: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "chat.db")
+	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	reserved := regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`)
+	if _, err := db.Exec(reserved.ReplaceAllString(string(ddl), "")); err != nil {
+		t.Fatal(err)
+	}
+	return &chatDBFixture{t: t, path: path, db: db}
+}
+
+func (f *chatDBFixture) exec(q string, args ...any) int64 {
+	f.t.Helper()
+	res, err := f.db.Exec(q, args...)
+	if err != nil {
+		f.t.Fatalf("%s: %v", q, err)
+	}
+	id, _ := res.LastInsertId()
+	return id
+}
+
+func (f *chatDBFixture) handle(id string) int64 {
+	return f.exec("INSERT INTO handle(id, service, uncanonicalized_id) VALUES(?, 'iMessage', ?)", id, id)
+}
+
+func (f *chatDBFixture) chat(guid, ident string, style int, handles ...int64) int64 {
+	c := f.exec("INSERT INTO chat(guid, style, chat_identifier, service_name) VALUES(?, ?, ?, 'iMessage')", guid, style, ident)
+	for _, h := range handles {
+		f.exec("INSERT INTO chat_handle_join(chat_id, handle_id) VALUES(?, ?)", c, h)
+	}
+	return c
+}
+
+func (f *chatDBFixture) message(chat, handle int64, guid, text string, at time.Time, fromMe bool) int64 {
+	d := at.Sub(appleEpoch).Nanoseconds()
+	m := f.exec("INSERT INTO message(guid, text, handle_id, service, date, is_from_me, is_sent, is_delivered) VALUES(?, ?, ?, 'iMessage', ?, ?, ?, 1)",
+		guid, text, handle, d, fromMe, fromMe)
+	// Written separately on purpose: a reader can see the message before
+	// its chat link (the watermark must wait for it).
+	f.exec("INSERT INTO chat_message_join(chat_id, message_id, message_date) VALUES(?, ?, ?)", chat, m, d)
+	return m
+}
+
+func TestIMessageSourceEndToEnd(t *testing.T) {
+	f := newChatDB(t)
+	sam := f.handle("+14155550101")
+	c := f.chat("iMessage;-;+14155550101", "+14155550101", 45, sam)
+	base := testNow.Add(-48 * time.Hour)
+	f.message(c, sam, "G1", "lunch at the taqueria?", base, false)
+	f.message(c, 0, "G2", "yes! noon works", base.Add(time.Minute), true)
+	r, err := imessage.Open(context.Background(), f.path, imessage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	clock := testNow
+	now := func() time.Time { return clock }
+	ix := openTest(t, t.TempDir(), Options{Now: now})
+	src := IMessageSource(r, "imessage", now)
+	mustSync(t, ix, src)
+	if got := hitIDs(mustSearch(t, ix, Query{Text: "taqueria", Mode: ModeFulltext})); !slices.Equal(got, []string{"G1"}) {
+		t.Fatalf("search: %v", got)
+	}
+	// Live: a new row, an edit, a deletion; the watcher syncs them.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ix.Watch(ctx, WatchOptions{Sources: []Source{src}, Paths: []string{f.path, f.path + "-wal"}, FullDelay: 20 * time.Millisecond})
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out: %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	f.message(c, sam, "G3", "bring the salsa verde", testNow.Add(-time.Minute), false)
+	waitUntil("new row", func() bool { return len(mustSearch(t, ix, Query{Text: "salsa", Mode: ModeFulltext}).Hits) == 1 })
+	clock = clock.Add(time.Minute)
+	f.exec("UPDATE message SET text = 'bring the pico de gallo', date_edited = ? WHERE guid = 'G3'", testNow.Sub(appleEpoch).Nanoseconds())
+	f.exec("DELETE FROM chat_message_join WHERE message_id = (SELECT ROWID FROM message WHERE guid = 'G2')")
+	f.exec("DELETE FROM message WHERE guid = 'G2'")
+	waitUntil("edit and deletion", func() bool {
+		return len(mustSearch(t, ix, Query{Text: "gallo", Mode: ModeFulltext}).Hits) == 1 &&
+			len(mustSearch(t, ix, Query{Text: "noon", Mode: ModeFulltext}).Hits) == 0
+	})
+	if err := ix.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
