@@ -78,6 +78,15 @@ type IndexStatusProvider interface {
 	IndexStatus(ctx context.Context) (IndexStatus, error)
 }
 
+// IndexStatusFunc adapts a function to IndexStatusProvider, for a serve
+// hook that converts the index package's own status:
+//
+//	env.Deps.Index = mcpserver.IndexStatusFunc(func(ctx context.Context) (mcpserver.IndexStatus, error) { … })
+type IndexStatusFunc func(ctx context.Context) (IndexStatus, error)
+
+// IndexStatus implements IndexStatusProvider.
+func (f IndexStatusFunc) IndexStatus(ctx context.Context) (IndexStatus, error) { return f(ctx) }
+
 // IndexStatus is the index part of get_status. Fields grow as the index
 // does; every field must be free of message content.
 type IndexStatus struct {
@@ -99,6 +108,12 @@ type IndexStatus struct {
 type SourceStatusProvider interface {
 	SourceStatus(ctx context.Context) []SourceStatus
 }
+
+// SourceStatusFunc adapts a function to SourceStatusProvider.
+type SourceStatusFunc func(ctx context.Context) []SourceStatus
+
+// SourceStatus implements SourceStatusProvider.
+func (f SourceStatusFunc) SourceStatus(ctx context.Context) []SourceStatus { return f(ctx) }
 
 // SourceStatus is one configured data source. No content, only facts about
 // the file.

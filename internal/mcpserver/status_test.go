@@ -101,10 +101,17 @@ func TestGetStatusProviders(t *testing.T) {
 		t.Errorf("checks = %+v", st.Checks)
 	}
 
-	deps = &Deps{Config: cfg, Index: fakeIndex{err: errors.New("database is locked")}}
+	deps = &Deps{Config: cfg, Index: IndexStatusFunc(func(context.Context) (IndexStatus, error) {
+		return IndexStatus{}, errors.New("database is locked")
+	}), Sources: SourceStatusFunc(func(context.Context) []SourceStatus {
+		return []SourceStatus{{Kind: "android_xml", Path: "/x.xml", Found: true, Detail: "file"}}
+	})}
 	st = callStatus(t, deps, Filters{})
 	if st.Index.State != "error" || !strings.Contains(st.Index.Note, "database is locked") {
 		t.Errorf("index error not reported: %+v", st.Index)
+	}
+	if len(st.Sources) != 1 || st.Sources[0].Path != "/x.xml" {
+		t.Errorf("custom source provider ignored: %+v", st.Sources)
 	}
 }
 
