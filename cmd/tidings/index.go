@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/mcpserver"
+)
+
+func init() {
+	register(command{
+		name:    "index",
+		summary: "sync messages and contacts into the search index (progress on a terminal)",
+		run:     runIndex,
+	})
+	addServeHook("index", serveIndex)
+	registerCheck("index", checkIndex)
+}
+
+// indexFlags are the settings `tidings index` accepts on its command line.
+var indexFlags = []string{"home", "imessage", "ios-backup", "android-xml", "contacts", "region", "log-level",
+	"embedder", "embedder-url", "embedder-model", "embedder-api-key-env"}
+
+const indexUsage = `Usage: tidings index [--imessage PATH] [--ios-backup DIR] [--android-xml FILE ...] [--contacts PATH ...] [flags]
+
+Syncs the configured sources into the index ($TIDINGS_HOME/index.db): new
+messages, edits, unsent messages and deletions since the last run, then
+embeds new messages for semantic search. Safe to interrupt at any point; the
+next run continues where this one stopped. Progress is shown on a terminal.
+
+Flags:
+`
+
+// indexPath is where the index lives.
+func indexPath(cfg *config.Config) string { return cfg.Path("index.db") }
+
+// normalizer returns the handle normaliser for the configured region.
+func normalizer(cfg *config.Config) func(string) string {
+	return func(h string) string {
+		if k, _ := contacts.Normalize(h, cfg.Region); k != "" {
+			return k
+		}
+		return index.NormalizeHandle(h)
+	}
+}
+
+// openIndex opens the index with the configured embedder.
+func openIndex(ctx context.Context, cfg *config.Config, logger *slog.Logger, readOnly bool) (*index.Index, error) {
+	emb, err := newEmbedder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return index.Open(ctx, indexPath(cfg), index.Options{
+		Embedder:        emb,
+		Now:             cfg.Now,
+		NormalizeHandle: normalizer(cfg),
+		Logger:          logger,
+		ReadOnly:        readOnly,
+	})
+}
+
+// newEmbedder returns the configured embedder. The embedder implementations
+// live in internal/embed; until that package is part of the build, search
+// runs on full text and says so.
+func newEmbedder(cfg *config.Config) (index.Embedder, error) {
+	return nil, nil
+}
+
+// indexSources opens the configured message sources. The returned paths are
+// the files to watch for live changes; close releases the readers.
+func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) (srcs []index.Source, watch []string, closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	if cfg.IMessage != "" {
+		r, err := imessage.Open(ctx, cfg.IMessage, imessage.Options{Logger: logger})
+		if err != nil {
+			return nil, nil, closeAll, err
+		}
+		closers = append(closers, func() { r.Close() })
+		srcs = append(srcs, index.IMessageSource(r, "imessage", cfg.Now))
+		watch = append(watch, r.Path(), r.Path()+"-wal")
+	}
+	if cfg.IOSBackup != "" {
+		b, err := imessage.OpenBackup(ctx, cfg.IOSBackup)
+		if err != nil {
+			return nil, nil, closeAll, err
+		}
+		closers = append(closers, func() { b.Close() })
+		r, err := b.OpenMessages(ctx, imessage.Options{Logger: logger})
+		if err != nil {
+			return nil, nil, closeAll, err
+		}
+		closers = append(closers, func() { r.Close() })
+		src := index.IMessageSource(r, "ios-backup", cfg.Now)
+		src.SourceKey = "ios-backup:" + filepath.Clean(cfg.IOSBackup)
+		srcs = append(srcs, src)
+	}
+	if len(cfg.AndroidXML) > 0 {
+		return nil, nil, closeAll, errors.New("--android-xml: the Android importer is not part of this build yet")
+	}
+	return srcs, watch, closeAll, nil
+}
+
+// loadContacts reads every configured contacts source into the index.
+func loadContacts(ctx context.Context, ix *index.Index, cfg *config.Config, w io.Writer) error {
+	for _, p := range cfg.Contacts {
+		src, err := contacts.DetectSource(p)
+		if err != nil {
+			return fmt.Errorf("contacts %s: %w", p, err)
+		}
+		cards, sts := contacts.Load(ctx, []contacts.Source{src})
+		for _, st := range sts {
+			if st.Err != nil {
+				fmt.Fprintf(w, "contacts %s: %v\n", st.Path, st.Err)
+			}
+		}
+		abs, _ := filepath.Abs(p)
+		n, err := ix.LoadContacts(ctx, "contacts:"+abs, cards)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "contacts: %d cards from %s\n", n, p)
+	}
+	return nil
+}
+
+// isTerminalWriter reports whether w is a terminal.
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+func runIndex(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("index", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, indexUsage); fs.PrintDefaults() }
+	loader := config.Bind(fs, indexFlags...)
+	verify := fs.Bool("verify", false, "check the index's invariants after syncing (reads everything)")
+	jsonOut := fs.Bool("json", false, "print the sync report as JSON")
+	noEmbed := fs.Bool("no-embed", false, "skip embedding (semantic search waits for the next run or `tidings serve`)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("index takes no arguments (got %q)", fs.Args())}
+	}
+	cfg, err := loader.Load(m.Getenv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(m.Stderr, cfg.LogLevel)
+	srcs, _, closeSrcs, err := indexSources(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeSrcs()
+	if len(srcs) == 0 && len(cfg.Contacts) == 0 {
+		return usageError{"nothing to index: pass --imessage PATH (chat.db), --ios-backup DIR or --android-xml FILE, or set them in config.toml"}
+	}
+	ix, err := openIndex(ctx, cfg, logger, false)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if err := loadContacts(ctx, ix, cfg, m.Stderr); err != nil {
+		return err
+	}
+	var progress io.Writer
+	if isTerminalWriter(m.Stderr) {
+		progress = m.Stderr
+	}
+	rep, err := ix.Sync(ctx, index.SyncOptions{Progress: progress, Embed: !*noEmbed}, srcs...)
+	if err != nil {
+		return err
+	}
+	if *verify {
+		if err := ix.Verify(ctx); err != nil {
+			return err
+		}
+	}
+	st, err := ix.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"sync": rep, "status": st})
+	}
+	for _, s := range rep.Sources {
+		fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted, %d reactions", s.Key, s.Added, s.Updated, s.Unchanged, s.Deleted, s.Reactions)
+		if s.SkippedPolicy > 0 || s.Purged > 0 {
+			fmt.Fprintf(m.Stdout, "; read policy: %d messages skipped, %d threads removed", s.SkippedPolicy, s.Purged)
+		}
+		fmt.Fprintln(m.Stdout)
+	}
+	fmt.Fprintf(m.Stdout, "index: %d messages in %d conversations, %.1f MB at %s (took %s)\n", st.Messages, st.Conversations,
+		float64(st.SizeBytes)/(1<<20), st.Path, rep.Duration.Round(time.Millisecond))
+	switch {
+	case st.Vectors.Embedder == "":
+		fmt.Fprintln(m.Stdout, "semantic search: no embedder configured; searches use full text")
+	case st.Vectors.Ready:
+		fmt.Fprintf(m.Stdout, "semantic search: ready (%d vectors, %s)\n", st.Vectors.Vectors, st.Vectors.Embedder)
+	default:
+		fmt.Fprintf(m.Stdout, "semantic search: not ready (%d of %d messages embedded)\n", st.Vectors.Vectors, st.Vectors.Searchable)
+	}
+	return nil
+}
+
+// serveIndex opens the index for `tidings serve`, reports its status in
+// get_status, and keeps it fresh by watching the configured sources.
+func serveIndex(ctx context.Context, env *ServeEnv) error {
+	cfg := env.Config
+	if cfg.Bridge != "" {
+		return nil // the helper owns the index in bridge mode
+	}
+	srcs, watch, closeSrcs, err := indexSources(ctx, cfg, env.Logger)
+	if err != nil {
+		env.Logger.Warn("message sources unavailable; serving the index as it is", "err", err)
+		srcs, watch, closeSrcs = nil, nil, func() {}
+	}
+	if _, statErr := os.Stat(indexPath(cfg)); len(srcs) == 0 && statErr != nil {
+		closeSrcs()
+		return nil // nothing to serve from yet
+	}
+	ix, err := openIndex(ctx, cfg, env.Logger, false)
+	if err != nil {
+		closeSrcs()
+		return err
+	}
+	env.Deps.Index = indexStatus{ix: ix, watching: len(srcs) > 0}
+	if env.Deps.DataSet.Kind == "personal" {
+		if st, err := ix.Status(ctx); err == nil && st.Messages > 0 {
+			env.Deps.DataSet = mcpserver.DataSet{Kind: "personal"}
+		}
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	if len(srcs) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := ix.Watch(wctx, index.WatchOptions{Sources: srcs, Paths: watch}); err != nil && wctx.Err() == nil {
+				env.Logger.Error("index sync stopped", "err", err)
+			}
+		}()
+	}
+	env.OnClose = append(env.OnClose, func() {
+		cancel()
+		wg.Wait()
+		ix.Close()
+		closeSrcs()
+	})
+	return nil
+}
+
+// indexStatus adapts the index to get_status.
+type indexStatus struct {
+	ix       *index.Index
+	watching bool
+}
+
+func (s indexStatus) IndexStatus(ctx context.Context) (mcpserver.IndexStatus, error) {
+	st, err := s.ix.Status(ctx)
+	if err != nil {
+		return mcpserver.IndexStatus{}, err
+	}
+	out := mcpserver.IndexStatus{State: "ready", Path: st.Path, Conversations: st.Conversations, Messages: st.Messages, Contacts: st.Contacts}
+	if !st.LastSync.IsZero() {
+		t := st.LastSync
+		out.LastSync = &t
+	} else {
+		out.State = "building"
+	}
+	if !st.NewestMessage.IsZero() {
+		t := st.NewestMessage
+		out.NewestMessage = &t
+	}
+	switch {
+	case st.Vectors.Embedder == "":
+		out.Note = "semantic search off (no embedder); full-text search only"
+	case !st.Vectors.Ready:
+		out.Note = fmt.Sprintf("semantic search not ready: %d of %d messages embedded; searches use full text meanwhile", st.Vectors.Vectors, st.Vectors.Searchable)
+	}
+	if !s.watching {
+		out.Note = joinNote(out.Note, "no source is watched in this process, so the index does not update itself")
+	}
+	return out, nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// checkIndex reports on the index file: present, private, readable.
+func checkIndex(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult {
+	p := indexPath(cfg)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return []mcpserver.CheckResult{{Name: "index", Status: "warn", Detail: "no index at " + p, Fix: "run tidings index (or tidings serve with a source configured)"}}
+	}
+	var out []mcpserver.CheckResult
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		out = append(out, mcpserver.CheckResult{Name: "index permissions", Status: "fail", Detail: fmt.Sprintf("%s is mode %o: other users can read your messages", p, perm),
+			Fix: "chmod 600 " + p + " && chmod 700 " + filepath.Dir(p)})
+	}
+	ix, err := index.Open(ctx, p, index.Options{ReadOnly: true, Now: cfg.Now})
+	if err != nil {
+		return append(out, mcpserver.CheckResult{Name: "index", Status: "fail", Detail: err.Error(), Fix: "run tidings index to create or upgrade it"})
+	}
+	defer ix.Close()
+	st, err := ix.Status(ctx)
+	if err != nil {
+		return append(out, mcpserver.CheckResult{Name: "index", Status: "fail", Detail: err.Error(), Fix: "run tidings index --verify"})
+	}
+	detail := fmt.Sprintf("%d messages in %d conversations, %.1f MB", st.Messages, st.Conversations, float64(st.SizeBytes)/(1<<20))
+	if !st.LastSync.IsZero() {
+		detail += ", last sync " + st.LastSync.Format(time.RFC3339)
+	}
+	return append(out, mcpserver.CheckResult{Name: "index", Status: "ok", Detail: detail})
+}

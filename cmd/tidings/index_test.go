@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/index"
+)
+
+// writeChatDB builds a small chat.db from the real macOS 15 schema.
+func writeChatDB(t *testing.T) string {
+	t.Helper()
+	ddl, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "schemas", "chatdb_schema_macos15_sequoia.sql"))
+	if err != nil {
+		t.Skipf("real chat.db schema not available: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "chat.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`).ReplaceAllString(string(ddl), "")); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) int64 {
+		res, err := db.Exec(q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		id, _ := res.LastInsertId()
+		return id
+	}
+	epoch := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := exec("INSERT INTO handle(id, service) VALUES('+14155550101', 'iMessage')")
+	c := exec("INSERT INTO chat(guid, style, chat_identifier, service_name) VALUES('iMessage;-;+14155550101', 45, '+14155550101', 'iMessage')")
+	exec("INSERT INTO chat_handle_join(chat_id, handle_id) VALUES(?, ?)", c, h)
+	for i, m := range []struct {
+		text   string
+		fromMe bool
+	}{{"Dinner at Café Rouge on Saturday?", false}, {"Sounds great, book a table", true}, {"you still owe me $40 for the tix", false}} {
+		d := time.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC).Sub(epoch).Nanoseconds()
+		sender := h
+		if m.fromMe {
+			sender = 0
+		}
+		id := exec("INSERT INTO message(guid, text, handle_id, service, date, is_from_me) VALUES(?, ?, ?, 'iMessage', ?, ?)", "G"+string(rune('1'+i)), m.text, sender, d, m.fromMe)
+		exec("INSERT INTO chat_message_join(chat_id, message_id, message_date) VALUES(?, ?, ?)", c, id, d)
+	}
+	return path
+}
+
+func TestIndexAndSearchCommands(t *testing.T) {
+	chat := writeChatDB(t)
+	vcf := filepath.Join(t.TempDir(), "people.vcf")
+	os.WriteFile(vcf, []byte("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Sam Rivera\r\nN:Rivera;Sam;;;\r\nTEL:(415) 555-0101\r\nEND:VCARD\r\n"), 0o600)
+	env := map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"}
+	m, out, errb := testMain(t, env)
+	ctx := context.Background()
+	if err := m.Run(ctx, []string{"index", "--imessage", chat, "--contacts", vcf}); err != nil {
+		t.Fatalf("index: %v\n%s", err, errb)
+	}
+	if !strings.Contains(out.String(), "3 new") || !strings.Contains(out.String(), "3 messages in 1 conversations") {
+		t.Fatalf("index output:\n%s", out)
+	}
+	if strings.Contains(errb.String(), "\r") {
+		t.Errorf("progress drawn although stderr is not a terminal: %q", errb)
+	}
+	// Human output.
+	out.Reset()
+	if err := m.Run(ctx, []string{"search", "dinner", "--mode", "fulltext"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Sam Rivera", "**Dinner** at Café Rouge", "1 result(s), mode fulltext, scan complete"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("search output lacks %q:\n%s", want, out)
+		}
+	}
+	// JSON, flags after the query, a contact filter by name.
+	out.Reset()
+	if err := m.Run(ctx, []string{"search", "owe", "me", "--json", "--contact", "Sam", "--mode", "substring"}); err != nil {
+		t.Fatal(err)
+	}
+	var res index.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(res.Hits) != 1 || res.Hits[0].MessageID != "G3" || !res.ScanComplete || res.Hits[0].SenderName != "Sam Rivera" {
+		t.Fatalf("json result: %+v", res)
+	}
+	// A second run adds nothing.
+	out.Reset()
+	if err := m.Run(ctx, []string{"index", "--imessage", chat}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "0 new") {
+		t.Errorf("second index run:\n%s", out)
+	}
+	// Mistakes are usage errors with a sentence.
+	var ue usageError
+	for _, args := range [][]string{{"search"}, {"search", "x", "--mode", "fuzzy"}, {"index"}, {"index", "stray"}} {
+		if err := m.Run(ctx, args); !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	// Doctor sees the index.
+	res2 := checkIndex(ctx, mustConfig(t, m))
+	if len(res2) != 1 || res2[0].Status != "ok" || !strings.Contains(res2[0].Detail, "3 messages") {
+		t.Errorf("index check: %+v", res2)
+	}
+}
+
+func TestSearchWithoutIndex(t *testing.T) {
+	m, _, _ := testMain(t, nil)
+	err := m.Run(context.Background(), []string{"search", "hello"})
+	if err == nil || !strings.Contains(err.Error(), "tidings index") {
+		t.Fatalf("search without an index: %v", err)
+	}
+}
+
+// mustConfig loads the configuration m's environment describes.
+func mustConfig(t *testing.T, m *Main) *config.Config {
+	t.Helper()
+	cfg, err := config.Bind(nil).Load(m.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
