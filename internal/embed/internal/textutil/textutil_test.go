@@ -1,0 +1,57 @@
+package textutil
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"btw you still owe me $40 for the tix", []string{"btw", "you", "still", "owe", "me", "money", "40", "for", "the", "tix"}},
+		{"Sam's CAFÉ, don't!", []string{"sam", "cafe", "dont"}},
+		{"Sam’s 3:15pm €20", []string{"sam", "3", "15pm", "money", "20"}},
+		{"  ", nil},
+		{"it's 'quoted'", []string{"it", "quoted"}},
+		{"日本語 text", []string{"日本語", "text"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			var got []string
+			Words(tt.in, func(w string) bool { got = append(got, strings.Clone(w)); return true })
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("Words(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWordsStops(t *testing.T) {
+	n := 0
+	Words("a b c d", func(string) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Fatalf("yield called %d times after returning false, want 2", n)
+	}
+}
+
+func TestMorph(t *testing.T) {
+	vocab := map[string]bool{"owe": true, "stop": true, "party": true, "go": true, "box": true, "run": true, "ticket": true}
+	has := func(s string) bool { return vocab[s] }
+	exc := func(s string) (string, bool) {
+		if s == "went" {
+			return "go", true
+		}
+		return "", false
+	}
+	for in, want := range map[string]string{
+		"owes": "owe", "owed": "owe", "owing": "owe", "stopped": "stop", "parties": "party",
+		"went": "go", "boxes": "box", "running": "run", "tickets": "ticket", "zzz": "", "owe": "owe",
+	} {
+		if got := Morph(in, has, exc); got != want {
+			t.Errorf("Morph(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
