@@ -21,15 +21,34 @@ import (
 // starts a legacy session (go-sdk decides per request).
 func ServeStdio(ctx context.Context, s *mcp.Server, in io.ReadCloser, out io.WriteCloser) error {
 	t := &versionGuard{inner: &mcp.IOTransport{Reader: in, Writer: out}}
-	err := s.Run(ctx, t)
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+	ss, err := s.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("stdio session: %w", err)
+	}
+	waitc := make(chan error, 1)
+	go func() { waitc <- ss.Wait() }()
+	select {
+	case err := <-waitc:
+		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+			return nil
+		}
+		return fmt.Errorf("stdio session: %w", err)
+	case <-ctx.Done():
+		// SIGINT/SIGTERM. go-sdk's Close waits for in-flight handlers, and
+		// does not cancel them, so a hung handler would hang shutdown: give
+		// them a grace period, then return anyway (the process exits).
+		go ss.Close()
+		select {
+		case <-waitc:
+		case <-time.After(shutdownGrace):
+		}
 		return nil
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return nil // SIGINT/SIGTERM: a clean shutdown
-	}
-	return fmt.Errorf("stdio session: %w", err)
 }
+
+// shutdownGrace bounds how long a cancelled stdio session waits for
+// in-flight calls.
+const shutdownGrace = 3 * time.Second
 
 // versionGuard answers requests whose _meta names a protocol version this
 // server does not implement with -32022 and the supported list, before
@@ -44,7 +63,7 @@ func (g *versionGuard) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &versionGuardConn{Connection: c, pending: map[jsonrpc.ID]bool{}, idle: make(chan struct{}, 1)}, nil
+	return &versionGuardConn{Connection: c, pending: map[jsonrpc.ID]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
 // versionGuardConn also drains: when stdin ends, Read reports EOF only once
@@ -56,6 +75,15 @@ type versionGuardConn struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool
 	idle    chan struct{} // signalled when pending becomes empty
+	closed  chan struct{} // closed by Close: shutting down, do not wait
+	once    sync.Once
+}
+
+// Close stops any drain in progress: a shutdown (SIGINT/SIGTERM) must not
+// wait for calls whose answers can no longer be written.
+func (c *versionGuardConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }
 
 const drainTimeout = 30 * time.Second
@@ -119,6 +147,8 @@ func (c *versionGuardConn) drain(ctx context.Context) {
 		select {
 		case <-c.idle:
 		case <-deadline:
+			return
+		case <-c.closed:
 			return
 		case <-ctx.Done():
 			return

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // stdioSession runs ServeStdio on pipes and returns a line writer, a line
@@ -150,4 +152,42 @@ func TestStdioGarbageLine(t *testing.T) {
 			t.Fatal("empty stdout line")
 		}
 	}
+}
+
+// TestStdioShutdownDoesNotWaitForSlowCalls: cancelling the context (SIGINT
+// or SIGTERM in the CLI) ends the session promptly even while a call is in
+// flight; only stdin EOF waits for answers.
+func TestStdioShutdownDoesNotWaitForSlowCalls(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	slow := Define(Tool{Name: "slow", Title: "Slow", Description: "Blocks until released.", Toolset: ToolsetStatus,
+		ReadOnly: Yes, Destructive: No, Idempotent: Yes, OpenWorld: No},
+		func(*Deps) mcp.ToolHandlerFor[struct{}, struct{}] {
+			return func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil, struct{}{}, nil
+			}
+		})
+	srv, err := newFromTools([]Tool{slow}, &Deps{}, Filters{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go io.Copy(io.Discard, outR)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(ctx, srv.SDK, inR, outW) }()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},`+modernMeta+`}}`+"\n")
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio waited for an in-flight call after its context was cancelled")
+	}
+	inW.Close()
 }
