@@ -16,6 +16,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/embed"
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
@@ -59,8 +60,8 @@ func normalizer(cfg *config.Config) func(string) string {
 }
 
 // openIndex opens the index with the configured embedder.
-func openIndex(ctx context.Context, cfg *config.Config, logger *slog.Logger, readOnly bool) (*index.Index, error) {
-	emb, err := newEmbedder(cfg)
+func openIndex(ctx context.Context, cfg *config.Config, getenv func(string) string, logger *slog.Logger, readOnly bool) (*index.Index, error) {
+	emb, err := newEmbedder(cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +74,18 @@ func openIndex(ctx context.Context, cfg *config.Config, logger *slog.Logger, rea
 	})
 }
 
-// newEmbedder returns the configured embedder. The embedder implementations
-// live in internal/embed; until that package is part of the build, search
-// runs on full text and says so.
-func newEmbedder(cfg *config.Config) (index.Embedder, error) {
-	return nil, nil
+// newEmbedder returns the configured embedder (internal/embed): the
+// built-in one unless config says model2vec or http.
+func newEmbedder(cfg *config.Config, getenv func(string) string) (index.Embedder, error) {
+	ec := embed.Config{Name: cfg.Embedder.Name, URL: cfg.Embedder.URL, Model: cfg.Embedder.Model, Home: cfg.Home}
+	if cfg.Embedder.APIKeyEnv != "" && getenv != nil {
+		ec.APIKey = getenv(cfg.Embedder.APIKeyEnv)
+	}
+	e, err := embed.New(ec)
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	return e, nil
 }
 
 // indexSources opens the configured message sources. The returned paths are
@@ -183,7 +191,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	if len(srcs) == 0 && len(cfg.Contacts) == 0 {
 		return usageError{"nothing to index: pass --imessage PATH (chat.db), --ios-backup DIR or --android-xml FILE, or set them in config.toml"}
 	}
-	ix, err := openIndex(ctx, cfg, logger, false)
+	ix, err := openIndex(ctx, cfg, m.Getenv, logger, false)
 	if err != nil {
 		return err
 	}
@@ -249,7 +257,7 @@ func serveIndex(ctx context.Context, env *ServeEnv) error {
 		closeSrcs()
 		return nil // nothing to serve from yet
 	}
-	ix, err := openIndex(ctx, cfg, env.Logger, false)
+	ix, err := openIndex(ctx, cfg, os.Getenv, env.Logger, false)
 	if err != nil {
 		closeSrcs()
 		return err

@@ -104,7 +104,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := newLogger(m.Stderr, cfg.LogLevel)
-	ix, err := openIndex(ctx, cfg, logger, true)
+	ix, err := openIndex(ctx, cfg, m.Getenv, logger, true)
 	if err != nil {
 		return fmt.Errorf("%w (run 'tidings index' first)", err)
 	}

@@ -123,6 +123,8 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 		return err
 	}
 	d := &delta{df: map[string]int32{}, conv: map[uint32]*convDelta{}}
+	st := newTxStmts(tx)
+	defer st.close()
 	var source int64
 	if err := tx.QueryRowContext(ctx, "SELECT source FROM conversations WHERE id = ?", conv).Scan(&source); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -172,7 +174,7 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("purge: %w", err)
 		}
-		if err := ix.deleteMessageRow(ctx, tx, s, d); err != nil {
+		if err := ix.deleteMessageRow(ctx, st, s, d); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM reactions WHERE source = ? AND target = ?", source, s.guid); err != nil {

@@ -171,6 +171,7 @@ func (ix *Index) syncSource(ctx context.Context, src Source, opts SyncOptions, b
 	if bulk {
 		w.batchSize = bulkBatch
 	}
+	w.cur.ops = make([]op, 0, w.batchSize)
 	if err := w.start(); err != nil {
 		return rep, err
 	}
@@ -300,7 +301,7 @@ func (w *batchWriter) handoff() error {
 	b := w.cur
 	b.watermark = w.watermark
 	b.hasWM = true
-	w.cur = batch{}
+	w.cur = batch{ops: make([]op, 0, w.batchSize)}
 	clear(w.pending)
 	select {
 	case w.queue <- b:

@@ -101,16 +101,18 @@ func (ix *Index) commitBatch(ctx context.Context, w *batchWriter, b batch) (err 
 		next = 1
 	}
 	d := &delta{df: map[string]int32{}, conv: map[uint32]*convDelta{}, next: next}
+	st := newTxStmts(tx)
+	defer st.close()
 	for i := range b.ops {
 		o := &b.ops[i]
 		var err error
 		switch o.kind {
 		case opUpsert:
-			err = ix.applyUpsert(ctx, tx, w, o, d)
+			err = ix.applyUpsert(ctx, st, w, o, d)
 		case opDelete:
-			err = ix.applyDelete(ctx, tx, w, o.guid, d)
+			err = ix.applyDelete(ctx, st, w, o.guid, d)
 		case opReaction:
-			err = ix.applyReaction(ctx, tx, w, o)
+			err = ix.applyReaction(ctx, st, w, o)
 		}
 		if err != nil {
 			return err
@@ -249,7 +251,7 @@ type storedMsg struct {
 }
 
 // lookupMessage finds a stored message by guid.
-func (ix *Index) lookupMessage(ctx context.Context, tx *sql.Tx, w *batchWriter, guid string) (*storedMsg, error) {
+func (ix *Index) lookupMessage(ctx context.Context, tx queryer, w *batchWriter, guid string) (*storedMsg, error) {
 	var row *sql.Row
 	const cols = "SELECT id, guid, hash, conv, searchable, text, search_extra, time FROM messages "
 	if w.bulk {
@@ -277,7 +279,7 @@ func (ix *Index) lookupMessage(ctx context.Context, tx *sql.Tx, w *batchWriter, 
 	return &s, nil
 }
 
-func (ix *Index) messageConvs(ctx context.Context, tx *sql.Tx, id int64, primary uint32) ([]uint32, error) {
+func (ix *Index) messageConvs(ctx context.Context, tx queryer, id int64, primary uint32) ([]uint32, error) {
 	out := []uint32{primary}
 	rows, err := tx.QueryContext(ctx, "SELECT conv FROM message_chats WHERE msg = ?", id)
 	if err != nil {
@@ -319,7 +321,7 @@ func messageFlags(m *model.Message) int64 {
 	return f
 }
 
-func (ix *Index) applyUpsert(ctx context.Context, tx *sql.Tx, w *batchWriter, o *op, d *delta) error {
+func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o *op, d *delta) error {
 	old, err := ix.lookupMessage(ctx, tx, w, o.guid)
 	if err != nil {
 		return err
@@ -458,7 +460,7 @@ VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`, id, i, o.convs[0], sanitizeText(a.ID), a.RowID
 	return nil
 }
 
-func (ix *Index) applyDelete(ctx context.Context, tx *sql.Tx, w *batchWriter, guid string, d *delta) error {
+func (ix *Index) applyDelete(ctx context.Context, tx queryer, w *batchWriter, guid string, d *delta) error {
 	// A deleted reaction message takes its reaction with it.
 	if _, err := tx.ExecContext(ctx, "DELETE FROM reactions WHERE source = ? AND guid = ?", w.sid, guid); err != nil {
 		return fmt.Errorf("delete reaction %s: %w", guid, err)
@@ -483,7 +485,7 @@ func (ix *Index) applyDelete(ctx context.Context, tx *sql.Tx, w *batchWriter, gu
 // deleteMessageRow removes a stored message and everything derived from it
 // (FTS row, vector, attachments, memberships), recording the counter and
 // memory changes in d.
-func (ix *Index) deleteMessageRow(ctx context.Context, tx *sql.Tx, old *storedMsg, d *delta) error {
+func (ix *Index) deleteMessageRow(ctx context.Context, tx queryer, old *storedMsg, d *delta) error {
 	convs, err := ix.messageConvs(ctx, tx, old.id, old.conv)
 	if err != nil {
 		return err
@@ -518,7 +520,7 @@ func (ix *Index) deleteMessageRow(ctx context.Context, tx *sql.Tx, old *storedMs
 	return nil
 }
 
-func (ix *Index) applyReaction(ctx context.Context, tx *sql.Tx, w *batchWriter, o *op) error {
+func (ix *Index) applyReaction(ctx context.Context, tx queryer, w *batchWriter, o *op) error {
 	r := o.m.Reaction
 	target := sanitizeText(r.Target)
 	t := o.m.Time.UnixMilli()
