@@ -117,7 +117,7 @@ func TestModelsPullInstallsAndVerifies(t *testing.T) {
 		t.Fatalf("manifest %+v", man)
 	}
 	// The installed model is what the model2vec embedder loads by name.
-	e, err := embed.New(embed.Config{Name: embed.NameModel2Vec, ModelDir: embed.ResolveModelDir(home, "test-org/tiny-potion")})
+	e, err := embed.New(embed.Config{Name: embed.NameModel2Vec, Home: home, Model: "test-org/tiny-potion"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,12 +60,16 @@ type Config struct {
 	Name string `toml:"name"`
 	// ModelDir is the model2vec model directory (model.safetensors +
 	// tokenizer.json), e.g. $TIDINGS_HOME/models/minishlab/potion-base-8M.
+	// When empty, New resolves Model against Home (see ResolveModelDir).
 	ModelDir string `toml:"model_dir"`
+	// Home is TIDINGS_HOME, used to find pulled models by name.
+	Home string `toml:"-"`
 	// URL is the http embedder's base URL, e.g. http://127.0.0.1:11434/v1
 	// (…/v1/embeddings is appended unless the URL already ends with
 	// /embeddings).
 	URL string `toml:"url"`
-	// Model is the model name sent to the http endpoint.
+	// Model is the model name sent to the http endpoint, or for model2vec
+	// a pulled model's name ("minishlab/potion-base-8M") or folder.
 	Model string `toml:"model"`
 	// APIKey is sent as a bearer token when set.
 	APIKey string `toml:"api_key"`
@@ -92,10 +96,14 @@ func New(cfg Config) (Embedder, error) {
 		}
 		return b, nil
 	case NameModel2Vec:
-		if cfg.ModelDir == "" {
-			return nil, errors.New("model2vec embedder: model_dir is not set (run 'tidings models pull NAME' first)")
+		dir := cfg.ModelDir
+		if dir == "" && cfg.Model != "" && cfg.Home != "" {
+			dir = ResolveModelDir(cfg.Home, cfg.Model)
 		}
-		m, err := LoadModel2Vec(cfg.ModelDir)
+		if dir == "" {
+			return nil, errors.New("model2vec embedder: no model configured (set the model to a name pulled with 'tidings models pull NAME', or to a folder)")
+		}
+		m, err := LoadModel2Vec(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -185,7 +185,7 @@ func writeQualityDoc(t *testing.T, embedderID, table string, n int) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the %s … %s markers", path, docBegin, docEnd)
 	}
-	gen := fmt.Sprintf("%s\nMeasured %s on the 2-core VM (Go %s, %s/%s) with\n`go test ./internal/searcheval -run TestBuiltinRetrievalQuality -write-doc`;\nreference engine (BM25 + embedder + RRF k=60) over %d messages, embedder `%s`.\n\n%s",
+	gen := fmt.Sprintf("%s\nMeasured %s on the 2-core VM (Go %s, %s/%s) with\n`go test ./internal/searcheval -run TestBuiltinRetrievalQuality -args -write-doc`;\nreference engine (BM25 + embedder + RRF k=60) over %d messages, embedder `%s`.\n\n%s",
 		docBegin, time.Now().UTC().Format("2006-01-02"), strings.TrimPrefix(runtime.Version(), "go"), runtime.GOOS, runtime.GOARCH, n, embedderID, table)
 	s = s[:i] + gen + s[j:]
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
