@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/embed"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/index/synth"
+	"github.com/tidings-mcp/tidings/internal/model"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "measure indexing, search latency, freshness and memory on generated data",
+		run:     runBench,
+	})
+}
+
+const benchUsage = `Usage: tidings bench [--messages N] [flags]
+
+Generates N synthetic messages, indexes them into a fresh index and reports
+index time, messages/s, index size, peak memory, search latency (p50/p95)
+per mode over a fixed query set, and freshness (a new message → visible in
+search). Each phase runs in its own process so memory figures are the
+phase's own. Nothing touches your data: everything lives in a temporary
+folder (--dir to keep it).
+
+Flags:
+`
+
+// benchQueries is the fixed query set: common and rare words, natural
+// questions, phrases, typos, prefixes, and paraphrases.
+var benchQueries = []string{
+	"dinner", "tonight", "passport", "invoice", "birthday party", "running late",
+	"what did Sam say about the party last week", "when is the dentist appointment",
+	"can you pick up my keys", "\"book the table\"", "dinenr plans", "climb*",
+	"money I still owe", "plans to eat out", "flight lands", "rent is due",
+	"happy birthday", "where are you", "interview good luck", "photos from the weekend",
+}
+
+// benchSubstrings is the substring query set.
+var benchSubstrings = []string{"dinner", "late, be", "$4", "🎉", "airport", "ick up", "Café", "be there in"}
+
+// BenchReport is what `tidings bench --json` prints.
+type BenchReport struct {
+	Messages   int               `json:"messages"`
+	Embedder   string            `json:"embedder"`
+	Machine    string            `json:"machine"`
+	Index      *BenchIndex       `json:"index,omitempty"`
+	Search     *BenchSearch      `json:"search,omitempty"`
+	Freshness  *BenchFreshness   `json:"freshness,omitempty"`
+	Status     *index.Status     `json:"status,omitempty"`
+	Extra      map[string]any    `json:"extra,omitempty"`
+	PhaseError map[string]string `json:"phase_errors,omitempty"`
+}
+
+// BenchIndex is the indexing phase.
+type BenchIndex struct {
+	SyncSeconds    float64 `json:"sync_seconds"`  // rows + full text: searchable
+	EmbedSeconds   float64 `json:"embed_seconds"` // fit + vectors: semantic ready
+	TotalSeconds   float64 `json:"total_seconds"`
+	MessagesPerSec float64 `json:"messages_per_second"`
+	SizeBytes      int64   `json:"size_bytes"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+}
+
+// BenchLatency summarises latencies in milliseconds.
+type BenchLatency struct {
+	N            int     `json:"n"`
+	P50          float64 `json:"p50_ms"`
+	P95          float64 `json:"p95_ms"`
+	Max          float64 `json:"max_ms"`
+	Incomplete   int     `json:"incomplete_scans"`
+	FellBackMode int     `json:"fell_back"`
+}
+
+// BenchSearch is the query phase.
+type BenchSearch struct {
+	OpenSeconds  float64                 `json:"open_seconds"`
+	Modes        map[string]BenchLatency `json:"modes"`
+	PeakRSSBytes int64                   `json:"peak_rss_bytes"`
+	RSSBytes     int64                   `json:"rss_bytes"`
+}
+
+// BenchFreshness is the freshness phase.
+type BenchFreshness struct {
+	Latency      BenchLatency `json:"latency"`
+	PeakRSSBytes int64        `json:"peak_rss_bytes"`
+}
+
+func runBench(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, benchUsage); fs.PrintDefaults() }
+	n := fs.Int("messages", 100000, "number of messages to generate")
+	dir := fs.String("dir", "", "work folder (default: a temporary folder, removed afterwards)")
+	embName := fs.String("embedder", "builtin", "builtin, hash (a fast test embedder: measures the index, not embedding) or none")
+	reps := fs.Int("reps", 5, "repetitions of each query per mode")
+	fresh := fs.Int("freshness", 20, "freshness samples")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	phase := fs.String("phase", "", "run one phase in this process (index, search, freshness); used by the parent")
+	inProcess := fs.Bool("in-process", false, "run all phases in this process (memory figures then include every phase)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	if *n < 100 || *n > 20_000_000 {
+		return usageError{fmt.Sprintf("--messages %d: want 100 to 20000000", *n)}
+	}
+	switch *embName {
+	case "builtin", "hash", "none":
+	default:
+		return usageError{fmt.Sprintf("--embedder %q: want builtin, hash or none", *embName)}
+	}
+	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh}
+	if *phase != "" {
+		if *dir == "" {
+			return usageError{"--phase needs --dir"}
+		}
+		opts.dir = *dir
+		out, err := benchPhase(ctx, opts, *phase)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(m.Stdout).Encode(out)
+	}
+	work := *dir
+	if work == "" {
+		tmp, err := os.MkdirTemp("", "tidings-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		work = tmp
+	} else if err := os.MkdirAll(work, 0o700); err != nil {
+		return err
+	}
+	opts.dir = work
+	rep := &BenchReport{Messages: *n, Embedder: *embName, Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())}
+	for _, ph := range []string{"index", "search", "freshness"} {
+		if m.Stderr != nil && !*jsonOut {
+			fmt.Fprintf(m.Stderr, "bench: %s phase…\n", ph)
+		}
+		var part *BenchReport
+		var err error
+		if *inProcess {
+			part, err = benchPhase(ctx, opts, ph)
+		} else {
+			part, err = benchChild(ctx, opts, ph)
+		}
+		if err != nil {
+			return fmt.Errorf("bench %s phase: %w", ph, err)
+		}
+		switch ph {
+		case "index":
+			rep.Index, rep.Status = part.Index, part.Status
+		case "search":
+			rep.Search = part.Search
+		case "freshness":
+			rep.Freshness = part.Freshness
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printBench(m.Stdout, rep)
+	return nil
+}
+
+type benchOpts struct {
+	messages int
+	embedder string
+	reps     int
+	fresh    int
+	dir      string
+}
+
+// benchChild runs one phase in a child process and returns its report.
+func benchChild(ctx context.Context, o benchOpts, phase string) (*BenchReport, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "bench", "--phase", phase, "--dir", o.dir, "--messages", fmt.Sprint(o.messages),
+		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	var rep BenchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return nil, fmt.Errorf("child output: %w", err)
+	}
+	return &rep, nil
+}
+
+// benchEmbedder builds the embedder the bench measures.
+func benchEmbedder(name string) (index.Embedder, error) {
+	switch name {
+	case "builtin":
+		return embed.NewBuiltin()
+	case "hash":
+		return hashEmbedder{dim: 128}, nil
+	}
+	return nil, nil
+}
+
+// hashEmbedder is a fast lexical stand-in (hashed bag of words, unit
+// length): it measures the index's vector path without the cost of a real
+// embedder.
+type hashEmbedder struct{ dim int }
+
+func (h hashEmbedder) ID() string { return fmt.Sprintf("bench-hash/d%d", h.dim) }
+func (h hashEmbedder) Dim() int   { return h.dim }
+func (h hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, h.dim)
+		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
+			f := fnv.New32a()
+			f.Write([]byte(w))
+			x := f.Sum32()
+			if x&1 == 0 {
+				v[int(x>>1)%h.dim]++
+			} else {
+				v[int(x>>1)%h.dim]--
+			}
+		}
+		var s float64
+		for _, x := range v {
+			s += float64(x * x)
+		}
+		if s > 0 {
+			inv := float32(1 / math.Sqrt(s))
+			for j := range v {
+				v[j] *= inv
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func benchSource(o benchOpts) (*synth.Stream, index.Source) {
+	st := synth.NewStream(synth.Options{Messages: o.messages})
+	return st, &index.RowSource{SourceKey: "bench:synthetic", SourceKind: model.SourceIMessage, Reader: st}
+}
+
+func benchOpen(ctx context.Context, o benchOpts) (*index.Index, error) {
+	emb, err := benchEmbedder(o.embedder)
+	if err != nil {
+		return nil, err
+	}
+	return index.Open(ctx, filepath.Join(o.dir, "index.db"), index.Options{Embedder: emb})
+}
+
+// benchPhase runs one phase in this process.
+func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, error) {
+	rep := &BenchReport{Messages: o.messages, Embedder: o.embedder}
+	switch phase {
+	case "index":
+		os.Remove(filepath.Join(o.dir, "index.db"))
+		os.Remove(filepath.Join(o.dir, "index.db-wal"))
+		os.Remove(filepath.Join(o.dir, "index.db-shm"))
+		_, src := benchSource(o)
+		cpu0 := cpuSeconds()
+		t0 := time.Now()
+		ix, err := benchOpen(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		defer ix.Close()
+		if _, err := ix.Sync(ctx, index.SyncOptions{}, src); err != nil {
+			return nil, err
+		}
+		t1 := time.Now()
+		if _, err := ix.Embed(ctx); err != nil {
+			return nil, err
+		}
+		t2 := time.Now()
+		st, err := ix.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rep.Status = &st
+		rep.Index = &BenchIndex{SyncSeconds: t1.Sub(t0).Seconds(), EmbedSeconds: t2.Sub(t1).Seconds(), TotalSeconds: t2.Sub(t0).Seconds(),
+			MessagesPerSec: float64(o.messages) / t2.Sub(t0).Seconds(), SizeBytes: st.SizeBytes, PeakRSSBytes: peakRSS(), CPUSeconds: cpuSeconds() - cpu0}
+	case "search":
+		t0 := time.Now()
+		ix, err := benchOpen(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		defer ix.Close()
+		s := &BenchSearch{OpenSeconds: time.Since(t0).Seconds(), Modes: map[string]BenchLatency{}}
+		for _, mode := range []index.Mode{index.ModeFulltext, index.ModeSubstring, index.ModeSemantic, index.ModeHybrid} {
+			qs := benchQueries
+			if mode == index.ModeSubstring {
+				qs = benchSubstrings
+			}
+			var lat []time.Duration
+			var lt BenchLatency
+			for _, q := range qs {
+				if _, err := ix.Search(ctx, index.Query{Text: q, Mode: mode}); err != nil { // warm-up
+					return nil, err
+				}
+				for r := 0; r < max(o.reps, 1); r++ {
+					t := time.Now()
+					res, err := ix.Search(ctx, index.Query{Text: q, Mode: mode})
+					if err != nil {
+						return nil, err
+					}
+					lat = append(lat, time.Since(t))
+					if r == 0 && !res.ScanComplete {
+						lt.Incomplete++
+					}
+					if r == 0 && res.Mode != mode {
+						lt.FellBackMode++
+					}
+				}
+			}
+			s.Modes[string(mode)] = summarize(lat, lt)
+		}
+		s.PeakRSSBytes, s.RSSBytes = peakRSS(), currentRSS()
+		rep.Search = s
+	case "freshness":
+		st, src := benchSource(o)
+		ix, err := benchOpen(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		defer ix.Close()
+		chat := filepath.Join(o.dir, "chat.db")
+		wal := chat + "-wal"
+		os.WriteFile(chat, nil, 0o600)
+		os.WriteFile(wal, nil, 0o600)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		ready := make(chan struct{}, 1)
+		go func() {
+			done <- ix.Watch(wctx, index.WatchOptions{Sources: []index.Source{src}, Paths: []string{chat, wal},
+				OnSync: func(index.SyncReport, bool, error) {
+					select {
+					case ready <- struct{}{}:
+					default:
+					}
+				}})
+		}()
+		<-ready
+		var lat []time.Duration
+		convs, _ := st.Conversations(ctx)
+		for i := 0; i < max(o.fresh, 1); i++ {
+			word := fmt.Sprintf("zqfresh%dx%d", i, time.Now().UnixNano()%1000)
+			st.Append(model.Message{ID: fmt.Sprintf("FRESH-%d-%s", i, word), ConversationIDs: []string{convs[i%len(convs)].ID},
+				Sender: convs[i%len(convs)].Participants[0], Kind: model.MsgText, Time: time.Now().UTC(), Text: "new message " + word})
+			t := time.Now()
+			f, err := os.OpenFile(wal, os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			f.Write([]byte("x"))
+			f.Close()
+			for {
+				res, err := ix.Search(ctx, index.Query{Text: word, Mode: index.ModeFulltext})
+				if err != nil {
+					cancel()
+					return nil, err
+				}
+				if len(res.Hits) > 0 {
+					break
+				}
+				if time.Since(t) > 30*time.Second {
+					cancel()
+					return nil, fmt.Errorf("message %d not visible after 30 s", i)
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+			lat = append(lat, time.Since(t))
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		<-done
+		rep.Freshness = &BenchFreshness{Latency: summarize(lat, BenchLatency{}), PeakRSSBytes: peakRSS()}
+	default:
+		return nil, usageError{fmt.Sprintf("--phase %q: want index, search or freshness", phase)}
+	}
+	return rep, nil
+}
+
+func summarize(lat []time.Duration, l BenchLatency) BenchLatency {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	l.N = len(lat)
+	if len(lat) > 0 {
+		l.P50 = ms(lat[len(lat)/2])
+		l.P95 = ms(lat[min(len(lat)-1, len(lat)*95/100)])
+		l.Max = ms(lat[len(lat)-1])
+	}
+	return l
+}
+
+// peakRSS returns the process's peak resident set size in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) // bytes on macOS
+	}
+	return int64(ru.Maxrss) * 1024 // KiB elsewhere
+}
+
+// currentRSS returns the resident set size now (Linux; 0 elsewhere).
+func currentRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res int64
+	fmt.Sscan(string(b), &size, &res)
+	return res * int64(os.Getpagesize())
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func printBench(w io.Writer, r *BenchReport) {
+	mb := func(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
+	fmt.Fprintf(w, "tidings bench: %d messages, embedder %s, %s\n\n", r.Messages, r.Embedder, r.Machine)
+	if x := r.Index; x != nil {
+		fmt.Fprintf(w, "index      %.2f s total (searchable after %.2f s, vectors %.2f s more), %.0f messages/s, %.2f CPU s\n",
+			x.TotalSeconds, x.SyncSeconds, x.EmbedSeconds, x.MessagesPerSec, x.CPUSeconds)
+		fmt.Fprintf(w, "           size %s, peak RSS %s\n", mb(x.SizeBytes), mb(x.PeakRSSBytes))
+	}
+	if s := r.Search; s != nil {
+		fmt.Fprintf(w, "search     open %.0f ms; peak RSS %s (now %s)\n", s.OpenSeconds*1000, mb(s.PeakRSSBytes), mb(s.RSSBytes))
+		for _, mode := range []string{"fulltext", "substring", "semantic", "hybrid"} {
+			l, ok := s.Modes[mode]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(w, "  %-9s p50 %7.2f ms  p95 %7.2f ms  max %7.2f ms  (%d queries; %d incomplete scans; %d fell back)\n",
+				mode, l.P50, l.P95, l.Max, l.N, l.Incomplete, l.FellBackMode)
+		}
+	}
+	if f := r.Freshness; f != nil {
+		fmt.Fprintf(w, "freshness  p50 %.1f ms  p95 %.1f ms  max %.1f ms (%d samples: append to the source, touch chat.db-wal, poll search)\n",
+			f.Latency.P50, f.Latency.P95, f.Latency.Max, f.Latency.N)
+	}
+}
