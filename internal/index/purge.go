@@ -218,11 +218,26 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM conversations WHERE id = ?", conv); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
+	// Handles nobody else uses go too (senders are checked in memory: the
+	// docmeta columns have every message's sender).
 	var goneHandles []uint32
+	cleared := map[int64]bool{}
+	for _, id := range d.clear {
+		cleared[id] = true
+	}
+	ix.mem.mu.RLock()
+	used := map[uint32]bool{}
+	for id := range ix.mem.senders {
+		if ix.mem.flags[id]&fLive != 0 && !cleared[int64(id)] {
+			used[ix.mem.senders[id]] = true
+		}
+	}
+	ix.mem.mu.RUnlock()
 	for _, h := range handles {
-		res, err := tx.ExecContext(ctx, `DELETE FROM handles WHERE id = ?1
-AND NOT EXISTS (SELECT 1 FROM participants WHERE handle = ?1)
-AND NOT EXISTS (SELECT 1 FROM messages WHERE sender = ?1)`, h)
+		if used[uint32(h)] {
+			continue
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM handles WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM participants WHERE handle = ?1)`, h)
 		if err != nil {
 			return fmt.Errorf("purge handles: %w", err)
 		}

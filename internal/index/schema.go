@@ -215,13 +215,11 @@ CREATE TABLE triage(
 
 // secondaryIndexes are the message indexes built after a bulk load (a
 // B-tree built once from sorted input is several times faster than one
-// maintained row by row) and kept from then on.
+// maintained row by row) and kept from then on. Only two: filters by time,
+// sender and flags run on the in-memory docmeta columns instead.
 const secondaryIndexes = `
 CREATE UNIQUE INDEX IF NOT EXISTS messages_guid ON messages(source, guid);
 CREATE INDEX IF NOT EXISTS messages_conv_time ON messages(conv, time);
-CREATE INDEX IF NOT EXISTS messages_time ON messages(time);
-CREATE INDEX IF NOT EXISTS messages_sender_time ON messages(sender, time);
-CREATE INDEX IF NOT EXISTS messages_reply ON messages(reply_to) WHERE reply_to IS NOT NULL;
 `
 
 // perConversationTables lists every table whose rows belong to one

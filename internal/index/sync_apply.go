@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -41,6 +42,7 @@ type delta struct {
 	firstNew int64
 	lastNew  int64
 	next     int64
+	ins      insertBuffer
 }
 
 func (d *delta) convAdd(c uint32, n int64, t int64) {
@@ -117,6 +119,9 @@ func (ix *Index) commitBatch(ctx context.Context, w *batchWriter, b batch) (err 
 		if err != nil {
 			return err
 		}
+	}
+	if err := d.ins.flush(ctx, st); err != nil {
+		return err
 	}
 	if d.firstNew > 0 {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO fts(rowid, text)
@@ -312,13 +317,63 @@ const (
 
 func messageFlags(m *model.Message) int64 {
 	var f int64
-	for bit, on := range map[int64]bool{mfSent: m.IsSent, mfDelivered: m.IsDelivered, mfRead: m.IsRead,
-		mfEdited: m.Edited, mfUnsent: m.Unsent, mfRecentlyDeleted: m.RecentlyDeleted} {
+	set := func(bit int64, on bool) {
 		if on {
 			f |= bit
 		}
 	}
+	set(mfSent, m.IsSent)
+	set(mfDelivered, m.IsDelivered)
+	set(mfRead, m.IsRead)
+	set(mfEdited, m.Edited)
+	set(mfUnsent, m.Unsent)
+	set(mfRecentlyDeleted, m.RecentlyDeleted)
 	return f
+}
+
+// messageColCount is the number of columns of an inserted message row.
+const messageColCount = 28
+
+// rowsPerInsert is how many new messages one INSERT statement carries:
+// multi-row statements spend the driver's per-statement cost once per group.
+const rowsPerInsert = 8
+
+// insertBuffer groups new message rows into multi-row INSERTs.
+type insertBuffer struct {
+	args []any
+	n    int
+}
+
+func insertSQL(rows int) string {
+	row := "(?" + strings.Repeat(",?", messageColCount-1) + ")"
+	return "INSERT INTO messages(id, " + messageCols + ") VALUES " + row + strings.Repeat(","+row, rows-1)
+}
+
+var insertSQLs = func() (out [rowsPerInsert + 1]string) {
+	for i := 1; i <= rowsPerInsert; i++ {
+		out[i] = insertSQL(i)
+	}
+	return out
+}()
+
+func (b *insertBuffer) add(ctx context.Context, tx queryer, row []any) error {
+	b.args = append(b.args, row...)
+	b.n++
+	if b.n == rowsPerInsert {
+		return b.flush(ctx, tx)
+	}
+	return nil
+}
+
+func (b *insertBuffer) flush(ctx context.Context, tx queryer) error {
+	if b.n == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, insertSQLs[b.n], b.args...); err != nil {
+		return fmt.Errorf("insert messages: %w", err)
+	}
+	b.args, b.n = b.args[:0], 0
+	return nil
 }
 
 func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o *op, d *delta) error {
@@ -352,9 +407,8 @@ func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o 
 	if old == nil {
 		id = d.next
 		d.next++
-		if _, err := tx.ExecContext(ctx, "INSERT INTO messages(id, "+messageCols+") VALUES(?, ?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-			append([]any{id}, args...)...); err != nil {
-			return fmt.Errorf("insert message %s: %w", o.guid, err)
+		if err := d.ins.add(ctx, tx, append([]any{id}, args...)); err != nil {
+			return err
 		}
 		if d.firstNew == 0 {
 			d.firstNew = id
