@@ -72,6 +72,10 @@ type Config struct {
 	EnableSend bool     `toml:"-" key:"enable_send" env:"ENABLE_MCP_SEND_MESSAGE"`
 	Toolsets   []string `toml:"toolsets" env:"TIDINGS_TOOLSETS" flag:"toolsets" usage:"comma-separated toolsets to enable (default: all)"`
 
+	// Sending (internal/send): sends per rolling hour, and how long to wait for chat.db to confirm one.
+	SendRateLimit     int `toml:"send_rate_limit" env:"TIDINGS_SEND_RATE_LIMIT" default:"10" usage:"most messages sent per rolling hour"`
+	SendVerifySeconds int `toml:"send_verify_seconds" env:"TIDINGS_SEND_VERIFY_SECONDS" default:"8" usage:"seconds to wait for chat.db to confirm a sent message"`
+
 	Embedder Embedder `toml:"embedder"`
 
 	LogLevel string `toml:"log_level" env:"TIDINGS_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn, error (logs go to stderr)"`

@@ -37,6 +37,8 @@ type Deps struct {
 	// DataSet describes what data this process serves (demo, personal,
 	// bridge). Setup hooks overwrite it once they know.
 	DataSet DataSet
+	// Send is the send gate (internal/send's *Gate); nil = cannot send here.
+	Send SendService
 
 	// Set by New: the filters and the resulting selection.
 	Filters   Filters

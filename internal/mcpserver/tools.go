@@ -7,5 +7,7 @@ package mcpserver
 func Inventory() []Tool {
 	return []Tool{
 		getStatus,
+		previewMessage,
+		sendMessage,
 	}
 }
