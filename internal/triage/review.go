@@ -94,6 +94,7 @@ func Review(threads []Thread, opts ReviewOptions) Report {
 		nctx = DefaultContext
 	}
 	since := opts.Now.Add(-time.Duration(days * float64(24*time.Hour)))
+	opts.ownerKeys = normOwner(opts.Options)
 	rep := Report{Days: days, NeedsReply: []Entry{}, LowPriority: []Entry{}, SkipSummary: []SkipEntry{}}
 	for i := range threads {
 		t := &threads[i]

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,6 +30,7 @@ type features struct {
 	urgent     bool // "asap", "urgent", "emergency", "call me"
 	social     bool // a wish that expects thanks: "happy birthday", "congrats"
 	fraud      bool // an automated alert that asks for a response about the account
+	wordyAsk   bool // a request a tapback cannot grant: "let me know", "call me"
 	links      int
 	autoScore  int     // evidence of an automated sender, see autoPhrases
 	autoCats   autoCat // categories of that evidence
@@ -128,11 +130,19 @@ var whWords = map[string]bool{
 	"whats": true, "what's": true, "when's": true, "where's": true, "who's": true, "how's": true, "wat": true,
 }
 
-// rhetorical are question sentences that expect no answer.
+// rhetorical mark short question sentences that expect no answer
+// ("right??", "seriously?"); exclaims do so in a question of any length.
 var rhetorical = []string{
 	" right ", " really ", " seriously ", " lol ", " lmao ", " haha ", " omg ", " no way ", " isn't it ",
-	" am i right ", " can you believe ", " who knew ", " how cool is that ", " how crazy is that ", " ya know ",
-	" you know ", " wtf ", " why not ", " huh ", " riiight ", " right right ", " isn't that ", " how fun ",
+	" am i right ", " ya know ", " you know ", " wtf ", " why not ", " huh ", " riiight ", " isn't that ", " how fun ",
+}
+
+var exclaims = []string{" can you believe ", " who knew ", " how cool is that ", " how crazy is that "}
+
+// wordyAsks are requests a tapback cannot grant.
+var wordyAsks = []string{
+	" let me know ", " lmk ", " tell me ", " call me ", " text me ", " send me ", " thoughts ", " what do you think ",
+	" give me a ring ", " call me back ",
 }
 
 // requestPhrases ask the reader to do or say something.
@@ -243,63 +253,65 @@ func analyze(text string) features {
 	f.links = countLinks(low)
 	f.brand = brandPrefix(text)
 
-	// Words, as " w1 w2 … ". Apostrophes are kept inside words (curly ones
-	// folded), every other non-letter/digit separates words; sentences are
-	// tracked to find the questions.
-	var b strings.Builder
-	b.Grow(len(low) + 2)
-	b.WriteByte(' ')
-	var sentence []string // words of the current sentence
-	var word strings.Builder
+	// Words: apostrophes are kept inside words (curly ones folded), every
+	// other non-letter/digit separates words; sentences are tracked to find
+	// the questions.
+	words := make([]string, 0, 16)
+	sentStart := 0 // index in words of the current sentence's first word
 	allClosure, emojiOnly := true, true
-	flushWord := func() {
-		if word.Len() == 0 {
+	bareQ := false // a "?" with no words before it
+	wordStart, curly := -1, false
+	flushWord := func(end int) {
+		if wordStart < 0 {
 			return
 		}
-		w := strings.Trim(word.String(), "'")
-		word.Reset()
+		w := low[wordStart:end]
+		wordStart = -1
+		if curly {
+			w = apostrophes.Replace(w)
+			curly = false
+		}
+		w = strings.Trim(w, "'")
 		if w == "" {
 			return
 		}
-		b.WriteString(w)
-		b.WriteByte(' ')
-		f.words++
-		sentence = append(sentence, w)
+		words = append(words, w)
 		if !closureWords[w] {
 			allClosure = false
 		}
-		if w == "you" || w == "u" || w == "your" || w == "ur" || w == "you're" || w == "youre" || w == "ya" {
+		switch w {
+		case "you", "u", "your", "ur", "you're", "youre", "ya":
 			f.youRef = true
 		}
 	}
-	endSentence := func(q bool) {
-		flushWord()
+	endSentence := func(end int, q bool) {
+		flushWord(end)
+		sentence := words[sentStart:]
+		sentStart = len(words)
 		if len(sentence) == 0 {
-			if q {
-				// "??" alone is a request for clarification.
-				f.question = true
-			}
+			bareQ = bareQ || q
 			return
 		}
 		if q || questionWithoutMark(sentence) {
-			s := " " + strings.Join(sentence, " ") + " "
-			if !isRhetorical(s, len(sentence)) {
+			if !isRhetorical(sentence) {
 				f.question = true
-				if whWords[sentence[0]] || strings.Contains(s, " or ") || (len(sentence) > 1 && whWords[sentence[1]]) {
+				w := sentence
+				for len(w) > 1 && leadIns[w[0]] {
+					w = w[1:]
+				}
+				if whWords[w[0]] || (len(w) > 1 && whWords[w[1]]) || slices.Contains(sentence, "or") {
 					f.openQ = true
 				}
 			}
 		}
-		sentence = sentence[:0]
 	}
 	skipURL := 0
 	for i, r := range low {
 		if i < skipURL {
 			continue
 		}
-		if r == 'h' || r == 'w' {
+		if (r == 'h' || r == 'w') && wordStart < 0 {
 			if n := urlLen(low[i:]); n > 0 {
-				flushWord()
 				skipURL = i + n
 				emojiOnly = false
 				continue
@@ -307,57 +319,59 @@ func analyze(text string) features {
 		}
 		switch {
 		case r == '\u2019' || r == '\u2018' || r == '\'':
-			if word.Len() > 0 {
-				word.WriteByte('\'')
+			if wordStart >= 0 {
+				curly = curly || r != '\''
 			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			word.WriteRune(r)
+			if wordStart < 0 {
+				wordStart = i
+			}
 			emojiOnly = false
 		case r == '?':
-			endSentence(true)
+			endSentence(i, true)
 		case r == '.' || r == '!' || r == '\n' || r == ';':
-			endSentence(false)
-		case r == '\ufffc':
-			flushWord() // attachment placeholder
+			endSentence(i, false)
 		default:
-			flushWord()
+			flushWord(i) // includes U+FFFC, the attachment placeholder
 		}
 	}
-	endSentence(false)
-	f.norm = b.String()
+	endSentence(len(low), false)
+	f.words = len(words)
+	if bareQ && f.words == 0 {
+		// "??" alone asks for clarification.
+		f.question, f.openQ = true, true
+	}
+	var nb strings.Builder
+	nb.Grow(len(low) + 2)
+	nb.WriteByte(' ')
+	for _, w := range words {
+		nb.WriteString(w)
+		nb.WriteByte(' ')
+	}
+	f.norm = nb.String()
 	if f.words == 0 {
 		allClosure = emojiOnly && strings.TrimSpace(strings.ReplaceAll(text, "\ufffc", "")) != ""
 	}
-	n := f.norm
-	// "can you believe it" exclaims; it asks nothing.
-	asks := strings.ReplaceAll(n, " can you believe ", " ")
-	f.request = containsAny(asks, requestPhrases)
-	f.proposal = containsAny(n, proposalPhrases)
-	f.rsvp = containsAny(n, rsvpPhrases)
-	f.collective = containsAny(n, collectivePhrases)
-	f.cancel = containsAny(n, cancelPhrases)
-	f.deferral = containsAny(n, deferralPhrases)
-	f.urgent = containsAny(n, urgentPhrases)
-	f.social = containsAny(n, socialPhrases)
+	m := matchPhrases(words)
+	f.request = m.has(setRequest)
+	f.proposal = m.has(setProposal)
+	f.rsvp = m.has(setRSVP)
+	f.collective = m.has(setCollective)
+	f.cancel = m.has(setCancel)
+	f.deferral = m.has(setDeferral)
+	f.urgent = m.has(setUrgent)
+	f.social = m.has(setSocial)
+	f.wordyAsk = m.has(setWordyAsk)
 	f.closure = allClosure && !f.question && !f.request && f.links == 0 && f.words <= 8
-	for _, p := range autoPhrases {
-		if strings.Contains(n, p.p) {
-			f.autoCats |= p.cat
-			if p.strong {
-				f.autoScore += 2
-				f.strongAuto = true
-			} else {
-				f.autoScore++
-			}
-		}
-	}
-	if !f.strongAuto && hasCodeDigits(n) && containsAny(n, codeContext) {
+	f.autoCats, f.autoScore, f.strongAuto = m.autoCats, m.autoScore, m.strongAuto
+	codeDigits := (f.autoCats&catCode != 0 || m.has(setCodeContext)) && hasCodeDigits(words)
+	if !f.strongAuto && codeDigits && m.has(setCodeContext) {
 		// "Use 604918 to sign in": a code and what it is for.
 		f.autoCats |= catCode
 		f.autoScore += 2
 		f.strongAuto = true
 	}
-	if f.autoCats&catCode != 0 && !hasCodeDigits(n) && !f.strongAuto {
+	if f.autoCats&catCode != 0 && !codeDigits && !f.strongAuto {
 		// "code" without a code: a human talking about codes.
 		f.autoCats &^= catCode
 	}
@@ -367,7 +381,7 @@ func analyze(text string) features {
 	if f.brand {
 		f.autoScore++
 	}
-	f.fraud = (f.autoCats&catBank != 0 || f.brand) && containsAny(n, fraudPhrases)
+	f.fraud = (f.autoCats&catBank != 0 || f.brand) && m.has(setFraud)
 	return f
 }
 
@@ -403,23 +417,14 @@ var leadIns = map[string]bool{
 	"wait": true, "sorry": true, "actually": true,
 }
 
-func isRhetorical(s string, n int) bool {
-	if n > 5 {
+func isRhetorical(sentence []string) bool {
+	m := matchPhrases(sentence)
+	if len(sentence) > 5 {
 		// Long questions are rarely rhetorical tags; only the fixed
 		// phrases that stand for exclamations are.
-		return strings.Contains(s, " can you believe ") || strings.Contains(s, " how cool is that ") ||
-			strings.Contains(s, " how crazy is that ") || strings.Contains(s, " who knew ")
+		return m.has(setExclaim)
 	}
-	return containsAny(s, rhetorical)
-}
-
-func containsAny(s string, phrases []string) bool {
-	for _, p := range phrases {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
+	return m.has(setRhetorical) || m.has(setExclaim)
 }
 
 // urlLen returns the length of a URL starting at s ("http://", "https://",
@@ -472,10 +477,10 @@ func brandPrefix(text string) bool {
 	return true
 }
 
-// hasCodeDigits reports whether a normalised body holds a token of 4–8
-// digits, the shape of a one-time code.
-func hasCodeDigits(n string) bool {
-	for _, w := range strings.Fields(n) {
+// hasCodeDigits reports whether the words hold a token of 4–8 digits,
+// the shape of a one-time code.
+func hasCodeDigits(words []string) bool {
+	for _, w := range words {
 		if len(w) < 4 || len(w) > 8 {
 			continue
 		}

@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -130,6 +131,17 @@ type Options struct {
 	StaleAfter time.Duration
 	// Region normalises handles (contacts.Normalize; "" = US).
 	Region string
+
+	ownerKeys []string // Owner.Handles normalised once by ClassifyAll
+}
+
+// normOwner normalises the owner's handles; never nil.
+func normOwner(opts Options) []string {
+	keys := make([]string, 0, len(opts.Owner.Handles))
+	for _, h := range opts.Owner.Handles {
+		keys = append(keys, normHandle(h, opts.Region))
+	}
+	return keys
 }
 
 // Code names the main reason of a decision without quoting any message,
@@ -187,11 +199,11 @@ type classifier struct {
 	t        *Thread
 	opts     Options
 	group    bool
-	owner    map[string]bool // normalised owner handles
-	others   map[string]bool // normalised handles of the other members
-	names    []string        // lower-case first names of the other members
-	me       []string        // lower-case owner names
-	myIDs    map[string]bool
+	owner    []string // normalised owner handles
+	others   []string // normalised handles of the other members
+	names    []string // lower-case first names of the other members
+	me       []string // lower-case owner names
+	myIDs    []string
 	items    []item
 	reacts   []reactionEvent
 	reasons  []string
@@ -212,6 +224,7 @@ func Classify(t *Thread, opts Options) Decision {
 // threads.
 func ClassifyAll(threads []Thread, opts Options) []Decision {
 	out := make([]Decision, len(threads))
+	opts.ownerKeys = normOwner(opts)
 	for i := range threads {
 		out[i] = Classify(&threads[i], opts)
 	}
@@ -255,19 +268,18 @@ func (c *classifier) run() Decision {
 // prepare builds the item list, the reaction events and the lookups.
 func (c *classifier) prepare() {
 	t := c.t
-	c.myIDs = map[string]bool{}
-	c.owner = map[string]bool{}
-	for _, h := range c.opts.Owner.Handles {
-		c.owner[c.normHandle(h)] = true
+	c.owner = c.opts.ownerKeys
+	if c.owner == nil {
+		c.owner = normOwner(c.opts)
 	}
 	for _, n := range c.opts.Owner.Names {
 		if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
 			c.me = append(c.me, n)
 		}
 	}
-	c.others = map[string]bool{}
+	c.others = make([]string, 0, len(t.Participants))
 	for _, p := range t.Participants {
-		c.others[c.normHandle(p.Handle)] = true
+		c.others = append(c.others, c.normHandle(p.Handle))
 		if first := firstWord(p.Name); first != "" {
 			c.names = append(c.names, first)
 		}
@@ -290,7 +302,7 @@ func (c *classifier) prepare() {
 			continue
 		}
 		if m.FromMe {
-			c.myIDs[m.ID] = true
+			c.myIDs = append(c.myIDs, m.ID)
 		}
 		f := analyze(m.Text)
 		for _, r := range m.Runs {
@@ -310,8 +322,10 @@ func (c *classifier) prepare() {
 	}
 }
 
-func (c *classifier) normHandle(h string) string {
-	key, kind := contacts.Normalize(h, c.opts.Region)
+func (c *classifier) normHandle(h string) string { return normHandle(h, c.opts.Region) }
+
+func normHandle(h, region string) string {
+	key, kind := contacts.Normalize(h, region)
 	if kind == contacts.KindInvalid || key == "" {
 		return strings.ToLower(strings.TrimSpace(h))
 	}
@@ -343,6 +357,8 @@ func (c *classifier) senderKind() contacts.Kind {
 	return kind
 }
 
+var addrSeparators = strings.NewReplacer("-", "", "_", "", ".", "")
+
 // noReplyAddress reports whether an e-mail address is a machine's mailbox
 // ("no-reply@", "notifications@").
 func noReplyAddress(addr string) bool {
@@ -350,7 +366,7 @@ func noReplyAddress(addr string) bool {
 	if !ok {
 		return false
 	}
-	local = strings.NewReplacer("-", "", "_", "", ".", "").Replace(local)
+	local = addrSeparators.Replace(local)
 	switch local {
 	case "noreply", "donotreply", "notifications", "notification", "alerts", "alert", "info", "news", "newsletter",
 		"deals", "marketing", "mailer", "support", "accounts", "account", "security", "verify", "promo", "offers":
@@ -515,7 +531,7 @@ func (c *classifier) conversation() Decision {
 			if c.group && why != "reply" && why != "collective" {
 				strength += 0.1
 			}
-			asks = append(asks, ask{it: it, idx: k, open: f.openQ || f.request && !yesNoRequest(f.norm), strength: min(strength, 1)})
+			asks = append(asks, ask{it: it, idx: k, open: f.openQ || f.request && f.wordyAsk, strength: min(strength, 1)})
 		}
 	}
 
@@ -657,9 +673,9 @@ func (c *classifier) addressed(it *item, followsMine bool, lastMine int) (bool, 
 		}
 		h := c.normHandle(r.Mention)
 		switch {
-		case c.owner[h]:
+		case slices.Contains(c.owner, h):
 			return true, "mention"
-		case c.others[h]:
+		case slices.Contains(c.others, h):
 			toOther = true
 		case len(c.owner) == 0:
 			// Not one of the others: the owner, who is never listed.
@@ -673,7 +689,7 @@ func (c *classifier) addressed(it *item, followsMine bool, lastMine int) (bool, 
 		}
 	}
 	if m.ReplyTo != "" {
-		if c.myIDs[m.ReplyTo] {
+		if slices.Contains(c.myIDs, m.ReplyTo) {
 			return true, "reply"
 		}
 		toOther = true
@@ -697,15 +713,6 @@ func (c *classifier) addressed(it *item, followsMine bool, lastMine int) (bool, 
 		return true, "answer"
 	}
 	return false, ""
-}
-
-// yesNoRequest reports whether a request can be granted with a tapback
-// ("can you bring the book?" → 👍) rather than needing words ("let me
-// know what time works").
-func yesNoRequest(n string) bool {
-	return !strings.Contains(n, " let me know ") && !strings.Contains(n, " lmk ") && !strings.Contains(n, " tell me ") &&
-		!strings.Contains(n, " call me ") && !strings.Contains(n, " text me ") && !strings.Contains(n, " send me ") &&
-		!strings.Contains(n, " thoughts ") && !strings.Contains(n, " what do you think ")
 }
 
 func (c *classifier) cancelledLater(run []item, a ask) bool {
@@ -769,7 +776,7 @@ func (c *classifier) theirReactionAfter(lastMine int) bool {
 	}
 	t := c.items[lastMine].m.Time
 	for _, r := range c.reacts {
-		if !r.fromMe && c.myIDs[r.target] && !r.time.Before(t) {
+		if !r.fromMe && slices.Contains(c.myIDs, r.target) && !r.time.Before(t) {
 			return true
 		}
 	}
