@@ -79,6 +79,7 @@ type phraseMatch struct {
 	sets       uint32
 	autoSeen   [4]uint64 // automated phrases already counted
 	autoCats   autoCat
+	strongCats autoCat // categories with a strong phrase
 	autoScore  int
 	strongAuto bool
 }
@@ -118,6 +119,7 @@ func matchPhrases(words []string) phraseMatch {
 			if a.strong {
 				m.autoScore += 2
 				m.strongAuto = true
+				m.strongCats |= a.cat
 			} else {
 				m.autoScore++
 			}

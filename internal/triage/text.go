@@ -371,7 +371,7 @@ func analyze(text string) features {
 		f.autoScore += 2
 		f.strongAuto = true
 	}
-	if f.autoCats&catCode != 0 && !codeDigits && !f.strongAuto {
+	if f.autoCats&catCode != 0 && !codeDigits && m.strongCats&catCode == 0 {
 		// "code" without a code: a human talking about codes.
 		f.autoCats &^= catCode
 	}
