@@ -3,8 +3,11 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"time"
 )
 
@@ -30,9 +33,14 @@ func (ix *Index) vecLoadLocked(ctx context.Context, q queryer, since int64) erro
 	if err != nil {
 		return err
 	}
+	var center []byte
+	if err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'vec_center'").Scan(&center); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("load vector center: %w", err)
+	}
 	v := ix.mem.vec
-	if v == nil || v.embID != embID || v.dim != int(dim) || since < 0 {
+	if v == nil || v.embID != embID || v.dim != int(dim) || since < 0 || (v.center == nil) != (center == nil) {
 		v = &vecState{embID: embID, dim: int(dim), words: (int(dim) + 63) / 64, dirty: map[int]bool{}}
+		v.center = decodeFloats(center, int(dim))
 		since = -1
 	}
 	v.upto, v.ready = upto, ready == 1
@@ -58,7 +66,7 @@ func (ix *Index) vecLoadLocked(ctx context.Context, q queryer, since int64) erro
 		changed = true
 	}
 	if changed && since >= 0 {
-		v.slab = nil // rebuilt lazily by ensureSlab
+		v.q8, v.mult = nil, nil // rebuilt lazily by ensureSlab
 	}
 	return rows.Err()
 }
@@ -91,12 +99,12 @@ func (ix *Index) vecDropLocked(ids []int64) {
 	}
 }
 
-// ensureSlab loads the float32 slab when it fits in Options.VectorMemory
-// and is not loaded yet.
+// ensureSlab loads the int8 vectors into memory when they fit in
+// Options.VectorMemory and are not loaded yet.
 func (ix *Index) ensureSlab(ctx context.Context) error {
 	ix.mem.mu.RLock()
 	v := ix.mem.vec
-	need := v != nil && v.dim > 0 && v.slab == nil && int64(len(v.codes)/max(v.words, 1))*int64(v.dim)*4 <= ix.opts.VectorMemory && v.count > 0
+	need := v != nil && v.dim > 0 && v.q8 == nil && v.count > 0 && int64(v.slots())*int64(v.dim+4) <= ix.opts.VectorMemory
 	ix.mem.mu.RUnlock()
 	if !need {
 		return nil
@@ -104,10 +112,11 @@ func (ix *Index) ensureSlab(ctx context.Context) error {
 	ix.mem.mu.Lock()
 	defer ix.mem.mu.Unlock()
 	v = ix.mem.vec
-	if v.slab != nil {
+	if v.q8 != nil {
 		return nil
 	}
-	slab := make([]float32, len(v.codes)/v.words*v.dim)
+	q8 := make([]int8, v.slots()*v.dim)
+	mult := make([]float32, v.slots())
 	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, q FROM vectors")
 	if err != nil {
 		return fmt.Errorf("load vectors: %w", err)
@@ -119,15 +128,34 @@ func (ix *Index) ensureSlab(ctx context.Context) error {
 		if err := rows.Scan(&id, &b); err != nil {
 			return fmt.Errorf("load vectors: %w", err)
 		}
-		if v.hasVec(id) && int(id+1)*v.dim <= len(slab) {
-			dequantize(b, slab[int(id)*v.dim:int(id+1)*v.dim])
+		if v.hasVec(id) && int(id) < len(mult) {
+			mult[id] = loadQ8(b, q8[int(id)*v.dim:int(id+1)*v.dim])
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
-	v.slab = slab
+	v.q8, v.mult = q8, mult
 	return nil
+}
+
+func encodeFloats(f []float32) []byte {
+	b := make([]byte, 4*len(f))
+	for i, x := range f {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeFloats(b []byte, n int) []float32 {
+	if len(b) != 4*n || n == 0 {
+		return nil
+	}
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return f
 }
 
 // VectorStatus describes the semantic side of the index.
@@ -142,8 +170,8 @@ type VectorStatus struct {
 	// messages that should have one.
 	Vectors    int   `json:"vectors"`
 	Searchable int64 `json:"searchable"`
-	// InMemory says whether exact scans run over an in-memory float slab
-	// (otherwise: 1-bit prefilter and re-ranking from disk).
+	// InMemory says whether candidates are re-ranked from vectors held in
+	// memory (otherwise from the database).
 	InMemory bool `json:"in_memory"`
 }
 
@@ -157,7 +185,7 @@ func (ix *Index) VectorStatus() VectorStatus {
 	}
 	if v := ix.mem.vec; v != nil {
 		st.Vectors = v.count
-		st.InMemory = v.slab != nil
+		st.InMemory = v.q8 != nil
 		st.Ready = v.ready && v.embID != "" && v.embID == st.Embedder
 	}
 	return st
@@ -202,6 +230,9 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 		return 0, fmt.Errorf("embedder %s reports dimension %d", id, dim)
 	}
 	if err := ix.resetVectorsIfNeeded(ctx, id, dim, held); err != nil {
+		return 0, err
+	}
+	if err := ix.ensureCenter(ctx, emb, held); err != nil {
 		return 0, err
 	}
 	total := 0
@@ -361,8 +392,8 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 	}
 	defer ins.Close()
 	type stored struct {
-		id  int64
-		vec []float32
+		id int64
+		q  []byte
 	}
 	var done []stored
 	dim := emb.Dim()
@@ -374,12 +405,13 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 		}
 		// A zero vector (no words the embedder knows) is stored too: the
 		// message has been embedded, it just matches nothing.
-		res, err := ins.ExecContext(ctx, it.id, quantize(v), it.hash)
+		q := quantize(v)
+		res, err := ins.ExecContext(ctx, it.id, q, it.hash)
 		if err != nil {
 			return 0, fmt.Errorf("store vector: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			done = append(done, stored{it.id, v})
+			done = append(done, stored{it.id, q})
 		}
 	}
 	if fromQueue {
@@ -397,11 +429,8 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 	mem := ix.mem
 	mem.mu.Lock()
 	defer mem.mu.Unlock()
-	tmp := make([]float32, dim)
 	for _, s := range done {
-		// Store what search will compare against: the quantised vector.
-		dequantize(quantize(s.vec), tmp)
-		mem.vec.set(s.id, tmp)
+		mem.vec.set(s.id, s.q)
 	}
 	gen := mem.gen + 1
 	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
@@ -445,7 +474,7 @@ func (ix *Index) resetVectorsIfNeeded(ctx context.Context, id string, dim int, h
 		return fmt.Errorf("reset vectors: %w", err)
 	}
 	defer tx.Rollback()
-	for _, q := range []string{"DELETE FROM vectors", "DELETE FROM veccodes", "DELETE FROM embed_queue"} {
+	for _, q := range []string{"DELETE FROM vectors", "DELETE FROM veccodes", "DELETE FROM embed_queue", "DELETE FROM meta WHERE key = 'vec_center'"} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("reset vectors: %w", err)
 		}
@@ -469,6 +498,72 @@ func (ix *Index) resetVectorsIfNeeded(ctx context.Context, id string, dim int, h
 	if prev := v; prev != nil && prev.embID != "" {
 		ix.log.Info("embedder changed; re-embedding in the background", "from", prev.embID, "to", id)
 	}
+	return nil
+}
+
+// centerSample is how many messages the code center is estimated from.
+const centerSample = 2048
+
+// ensureCenter estimates the mean vector the binary codes are taken around
+// (from a random sample of messages) before the first vector is stored.
+func (ix *Index) ensureCenter(ctx context.Context, emb Embedder, held bool) error {
+	ix.mem.mu.RLock()
+	v := ix.mem.vec
+	have := v.center != nil || v.count > 0
+	var ids []int64
+	if !have {
+		var all []int64
+		for id, f := range ix.mem.flags {
+			if f&(fLive|fSearchable) == fLive|fSearchable {
+				all = append(all, int64(id))
+			}
+		}
+		r := rand.New(rand.NewPCG(uint64(len(all)), 7))
+		r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		ids = all[:min(len(all), centerSample)]
+	}
+	ix.mem.mu.RUnlock()
+	if have || len(ids) == 0 {
+		return nil
+	}
+	texts, err := ix.fetchTexts(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var list []string
+	for _, t := range texts {
+		list = append(list, t.text)
+	}
+	vecs, err := emb.Embed(ctx, list)
+	if err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+	center := make([]float32, emb.Dim())
+	n := 0
+	for _, vec := range vecs {
+		if len(vec) == len(center) && !isZeroVec(vec) {
+			for i, x := range vec {
+				center[i] += x
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	for i := range center {
+		center[i] /= float32(n)
+	}
+	unlock := ix.lockWrite(held)
+	defer unlock()
+	if err := setMeta(ctx, ix.wdb, "vec_center", encodeFloats(center)); err != nil {
+		return err
+	}
+	ix.mem.mu.Lock()
+	if ix.mem.vec.count == 0 {
+		ix.mem.vec.center = center
+	}
+	ix.mem.mu.Unlock()
 	return nil
 }
 

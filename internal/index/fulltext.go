@@ -111,10 +111,11 @@ func (ix *Index) fulltext(ctx context.Context, pq *parsedQuery, f *filter, want 
 	avgdl := float64(ix.mem.totalLen) / float64(max(ix.mem.docs, 1))
 	var cands []ftCand
 	var err error
+	var capped []int
 	if len(pq.phrases) > 0 {
 		cands, err = ix.phraseCandidates(ctx, pq, f, cov)
 	} else {
-		cands, err = ix.orCandidates(ctx, terms, f, cov)
+		cands, err = ix.orCandidates(ctx, terms, f, cov, &capped)
 	}
 	ix.mem.mu.RUnlock()
 	if err != nil {
@@ -151,7 +152,37 @@ func (ix *Index) fulltext(ctx context.Context, pq *parsedQuery, f *filter, want 
 		}
 		return hits[i].id > hits[j].id
 	})
+	// Capped terms: the unread (older) postings belong to messages with
+	// none of the fully read words, so their score is at most the sum of
+	// the capped terms' largest possible BM25 contributions. If the last
+	// result the caller asked for already beats that, nothing unread can
+	// enter the page and the scan is complete for this answer.
+	if len(capped) > 0 {
+		bound := 0.0
+		var words []string
+		for _, qi := range capped {
+			bound += terms[qi].idf * (bm25K1 + 1)
+			words = append(words, terms[qi].word)
+		}
+		if len(hits) >= want && hits[want-1].score > bound {
+			cov.Note = joinSentences(cov.Note, "older messages containing only "+strings.Join(words, ", ")+" were not read: they cannot rank this high")
+		} else {
+			cov.Complete = false
+			cov.Capped = append(cov.Capped, words...)
+		}
+	}
 	return hits, cov, nil
+}
+
+// commonCap is how many postings of a common word are read once a rarer
+// query word has been read completely.
+const commonCap = 2000
+
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 type termRef struct {
@@ -167,21 +198,38 @@ type ftCand struct {
 
 // orCandidates merges each term's postings into candidates with a bit per
 // term present. Callers hold mem.mu (read).
-func (ix *Index) orCandidates(ctx context.Context, terms []qterm, f *filter, cov *SignalCoverage) ([]ftCand, error) {
+func (ix *Index) orCandidates(ctx context.Context, terms []qterm, f *filter, cov *SignalCoverage, capped *[]int) ([]ftCand, error) {
 	lists := make([][]int64, len(terms))
-	for qi, t := range terms {
+	// Rarest first. Once a rare term has been read completely, a common
+	// term is read only up to commonCap postings (newest first): messages
+	// with only common words rarely make the top, and fulltext() proves
+	// with a score bound when they cannot.
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return terms[order[a]].df < terms[order[b]].df })
+	rareSeen := false
+	for _, qi := range order {
+		t := terms[qi]
+		limit := ix.tune.TermCap
+		if rareSeen && t.df > int64(commonCap) {
+			limit = commonCap
+		}
 		var ids []int64
-		_, complete, err := ix.postings(ctx, matchExpr(t.variants, "OR"), f, ix.tune.TermCap, func(id int64) bool {
+		_, complete, err := ix.postings(ctx, matchExpr(t.variants, "OR"), f, limit, func(id int64) bool {
 			ids = append(ids, id)
 			return true
 		})
 		if err != nil {
 			return nil, err
 		}
-		if !complete {
-			cov.Complete = false
-			cov.Capped = append(cov.Capped, t.word)
+		if complete {
+			rareSeen = true
+		} else {
+			*capped = append(*capped, qi)
 		}
+		// postings yields newest first; merging needs descending ids.
 		lists[qi] = ids
 	}
 	// k-way merge of descending lists.

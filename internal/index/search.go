@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"time"
@@ -747,8 +748,12 @@ func (ix *Index) semantic(ctx context.Context, pq *parsedQuery, f *filter, k int
 	return ix.vectorScan(ctx, qv, f, k, cov)
 }
 
-// vectorScan scores every vector in scope: exactly over the in-memory slab,
-// or by 1-bit codes with exact re-ranking of the best candidates.
+// vectorScan ranks the vectors in scope by cosine similarity with qv: a
+// pass over the 1-bit codes keeps the VectorCandidates nearest by Hamming
+// distance, which are then re-ranked exactly (from memory, or from the
+// database when the vectors do not fit in Options.VectorMemory). When the
+// scope holds no more vectors than that, every one is re-ranked and the
+// ranking is exact.
 func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int, cov *SignalCoverage) ([]scored, *SignalCoverage, error) {
 	m := ix.mem
 	m.mu.RLock()
@@ -758,21 +763,19 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 		cov.Note = "vector dimension mismatch"
 		return nil, cov, errNoVectors
 	}
-	hi := min(f.hi+1, int64(len(m.times)), int64(len(v.codes)/v.words))
+	hi := min(f.hi+1, int64(len(m.times)), int64(v.slots()))
 	lo := max(f.lo, 1)
 	type part struct {
 		top        *topK
 		considered int
 		missing    int
 	}
-	exact := v.slab != nil
-	depth := k
-	if !exact {
-		depth = max(ix.tune.VectorCandidates, k)
-	}
-	qc := queryCode(qv, v.words)
+	depth := max(ix.tune.VectorCandidates, k)
+	qc := make([]uint64, v.words)
+	v.code(qv, qc)
 	parts := scanParallelParts(lo, hi, func(a, b int64) part {
 		p := part{top: &topK{k: depth}}
+		w := v.words
 		for id := a; id < b; id++ {
 			if !f.pass(m, id) {
 				continue
@@ -782,33 +785,39 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 				continue
 			}
 			p.considered++
-			if exact {
-				p.top.offer(id, dot(qv, v.slab[int(id)*v.dim:int(id+1)*v.dim]))
-			} else {
-				p.top.offer(id, -float32(hamming(qc, v.codes[int(id)*v.words:int(id+1)*v.words])))
+			c := v.codes[int(id)*w : int(id+1)*w]
+			d := 0
+			for i, x := range c {
+				d += bits.OnesCount64(x ^ qc[i])
 			}
+			p.top.offerStrict(id, -float32(d))
 		}
 		return p
 	})
-	m.mu.RUnlock()
 	merged := &topK{k: depth}
 	for _, p := range parts {
 		cov.Candidates += p.considered
 		cov.Unembedded += p.missing
 		for _, it := range p.top.items {
-			merged.offer(it.id, it.score)
+			merged.offerStrict(it.id, it.score)
 		}
 	}
 	cov.Complete = cov.Unembedded == 0
 	if cov.Unembedded > 0 {
 		cov.Note = fmt.Sprintf("%d messages in scope are not embedded yet", cov.Unembedded)
 	}
-	best := merged.sorted()
-	if exact {
-		return positive(best), cov, nil
+	cov.Approximate = cov.Candidates > depth
+	best := merged.items
+	if v.q8 != nil {
+		top := &topK{k: k}
+		for _, b := range best {
+			top.offer(b.id, v.mult[b.id]*dotQ8(qv, v.q8[int(b.id)*v.dim:int(b.id+1)*v.dim]))
+		}
+		m.mu.RUnlock()
+		return positive(top.sorted()), cov, nil
 	}
-	cov.Approximate = true
-	// Re-rank the code candidates with their stored vectors.
+	m.mu.RUnlock()
+	// Re-rank the candidates with their stored vectors.
 	ids := make([]int64, len(best))
 	for i, b := range best {
 		ids[i] = b.id

@@ -374,6 +374,13 @@ func TestScanCompleteIsHonest(t *testing.T) {
 	if r := mustSearch(t, ix, Query{Text: "quokka", Mode: ModeFulltext}); !r.ScanComplete || len(r.Hits) != 1 {
 		t.Errorf("rare term alone: complete=%v hits %d", r.ScanComplete, len(r.Hits))
 	}
+	// When the page is full of messages with the rare word, the unread
+	// postings of the capped common word provably cannot outrank them: the
+	// answer is complete, and says why.
+	r = mustSearch(t, ix, Query{Text: "lunch quokka", Mode: ModeFulltext, Limit: 1})
+	if !r.ScanComplete || len(r.Hits) != 1 || r.Hits[0].MessageID != "x005" || !strings.Contains(r.Coverage.Fulltext.Note, "cannot rank this high") {
+		t.Errorf("bounded cap: complete=%v %+v", r.ScanComplete, r.Coverage.Fulltext)
+	}
 	// Substring: an emoji pattern is checked message by message up to the
 	// cap; a pattern nothing matches cannot claim completeness after a cap.
 	r = mustSearch(t, ix, Query{Text: "😂", Mode: ModeSubstring})

