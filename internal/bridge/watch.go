@@ -1,0 +1,114 @@
+//go:build unix
+
+package bridge
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watch is the --watch mode: it drains the queue, then drains again
+// whenever a request is published in control/requests (inotify on Linux,
+// kqueue on macOS, through fsnotify) and, as a safety net for lost events
+// or a watcher that cannot start, every Rescan period. It returns when ctx
+// is cancelled (finishing the request in hand) or when the runtime
+// directories become unsafe.
+func (w *Worker) Watch(ctx context.Context) error {
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		w.log.Warn("file watcher unavailable; rescanning periodically only", "err", err)
+		watcher = nil
+	}
+	watched := ""
+	addWatch := func() {
+		if watcher == nil || watched == w.requests.path {
+			return
+		}
+		if watched != "" {
+			_ = watcher.Remove(watched)
+		}
+		if err := watcher.Add(w.requests.path); err != nil {
+			w.log.Warn("cannot watch the requests folder; rescanning periodically only", "err", err)
+			return
+		}
+		watched = w.requests.path
+	}
+	if watcher != nil {
+		defer watcher.Close()
+	}
+	addWatch()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if watcher != nil {
+		events, errs = watcher.Events, watcher.Errors
+	}
+	ticker := time.NewTicker(w.opts.Rescan)
+	defer ticker.Stop()
+
+	drain := func() error {
+		_, err := w.Drain(ctx)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return ctx.Err()
+		}
+		if errors.Is(err, ErrUnsafe) {
+			return err
+		}
+		if err != nil {
+			w.log.Error("bridge pass failed; retrying", "err", err)
+		}
+		addWatch() // the requests folder may have been reopened
+		return nil
+	}
+	if err := drain(); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if !relevant(ev) {
+				continue
+			}
+			// Coalesce a burst of events into one pass.
+			for more := true; more; {
+				select {
+				case _, ok := <-events:
+					more = ok
+				default:
+					more = false
+				}
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			w.log.Warn("file watcher error; rescanning", "err", err)
+		case <-ticker.C:
+		}
+		if err := drain(); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// relevant reports whether an event may mean a new request.
+func relevant(ev fsnotify.Event) bool {
+	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Rename) && !ev.Has(fsnotify.Write) {
+		return false
+	}
+	_, ok := idFromRequestName(filepath.Base(ev.Name))
+	return ok
+}

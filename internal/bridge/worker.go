@@ -1,0 +1,875 @@
+//go:build unix
+
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/contacts"
+)
+
+// Runtime layout inside the bridge folder (seed 000, "Bridge Folder
+// Layout"), plus the worker's lock file and id record in control/.
+const (
+	ControlDir   = "control"
+	RequestsDir  = "requests"
+	ResponsesDir = "responses"
+	NoncesDir    = "nonces"
+	ContactsDir  = "contacts"
+	LogName      = "log.txt"
+	lockName     = "worker.lock"
+	maxLogSize   = 4 << 20
+)
+
+// Defaults for [Options].
+const (
+	DefaultResponseTTL = time.Hour
+	DefaultTempTTL     = 10 * time.Minute
+	DefaultRescan      = 2 * time.Second
+	DefaultReapEvery   = time.Minute
+)
+
+// Options configure a [Worker].
+type Options struct {
+	// Dir is the bridge folder.
+	Dir string
+	// Role is IMESSAGE_BRIDGE_ROLE's raw value (see ParseRole). An
+	// unknown value does not stop the worker: it answers every request
+	// with an error, so clients learn why instead of timing out.
+	Role string
+	// Open returns the data backend for role. The worker calls it only
+	// for an action the role permits, after the parameters validated, and
+	// caches a success; a failure is reported to that request and retried
+	// on the next one (Full Disk Access may have been granted meanwhile).
+	Open func(ctx context.Context, role Role) (Backend, error)
+	// Status adds policy metadata and checks to status; optional.
+	Status func(ctx context.Context) StatusDetails
+	// Extensions are the protocol 1.3 actions.
+	Extensions []Extension
+	// HelperVersion and CodeRoot are reported by status.
+	HelperVersion string
+	CodeRoot      string
+	// Logger receives the same diagnostics as control/log.txt (which never
+	// contain message content); nil means log.txt only.
+	Logger *slog.Logger
+	// Now is the clock for reaping; nil means time.Now.
+	Now func() time.Time
+	// ResponseTTL: responses older than this are reaped (default 1 h).
+	// TempTTL: temp files older than this are reaped (default 10 min).
+	// Rescan: Watch's safety-net rescan period (default 2 s).
+	// ReapEvery: how often Watch reaps (default 1 min; Drain always does).
+	ResponseTTL, TempTTL, Rescan, ReapEvery time.Duration
+}
+
+// Worker serves a bridge folder. Create it with NewWorker; call Drain (the
+// --once mode) or Watch (the --watch mode); Close it when done. Its
+// methods must not be called concurrently; run several workers (processes
+// or Worker values) instead, which the lock file serializes.
+type Worker struct {
+	opts    Options
+	role    Role
+	roleErr error
+
+	root, control, requests, responses, nonces *dir
+
+	lock    *os.File
+	ids     *idRecord
+	logFile *os.File
+	log     *slog.Logger
+
+	mu       sync.Mutex // guards backend
+	backend  Backend
+	lastReap time.Time
+	stuck    map[string]bool // requests that could not be removed (logged once)
+}
+
+// Stats counts what one Drain did.
+type Stats struct {
+	Answered   int // responses written (errors included)
+	Errors     int // of which error responses
+	Duplicates int // requests refused because their id was used before
+	Recovered  int // requests finished after a crash without answering again
+	Dropped    int // unanswerable files removed (invalid id in the name)
+	Reaped     int // old responses and stale temp files removed
+}
+
+// NewWorker opens and checks the bridge folder: the folder and its runtime
+// directories (control, control/requests, control/responses, nonces) must
+// be real directories owned by the current user with no group or world
+// permissions; missing ones are created with mode 0700, existing ones are
+// never changed. It opens the lock file, the id record and control/log.txt
+// without following symlinks.
+func NewWorker(o Options) (*Worker, error) {
+	if o.Dir == "" {
+		return nil, errors.New("bridge worker: no bridge folder given")
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("bridge folder: %w", err)
+	}
+	o.Dir = abs
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ResponseTTL <= 0 {
+		o.ResponseTTL = DefaultResponseTTL
+	}
+	if o.TempTTL <= 0 {
+		o.TempTTL = DefaultTempTTL
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = DefaultRescan
+	}
+	if o.ReapEvery <= 0 {
+		o.ReapEvery = DefaultReapEvery
+	}
+	names := map[string]bool{}
+	for _, e := range o.Extensions {
+		if _, clash := roleTable[e.Name]; clash || names[e.Name] || e.Name == "" || e.Handle == nil {
+			return nil, fmt.Errorf("bridge worker: invalid or duplicate extension action %q", e.Name)
+		}
+		names[e.Name] = true
+	}
+	w := &Worker{opts: o}
+	w.role, w.roleErr = ParseRole(o.Role)
+	if err := w.openDirs(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if w.lock, err = w.control.openPrivate(lockName, oRDWR); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("bridge lock file: %w", err)
+	}
+	if w.ids, err = openIDRecord(w.control); err != nil {
+		w.Close()
+		return nil, err
+	}
+	w.log = w.openLog()
+	if w.roleErr != nil {
+		w.log.Error("bridge role", "err", w.roleErr)
+	}
+	return w, nil
+}
+
+func (w *Worker) openDirs() error {
+	var err error
+	for _, d := range []*dir{w.nonces, w.responses, w.requests, w.control, w.root} {
+		if d != nil {
+			d.close()
+		}
+	}
+	if w.root, err = openDir(nil, w.opts.Dir, true); err != nil {
+		return err
+	}
+	if w.control, err = openDir(w.root, ControlDir, true); err != nil {
+		return err
+	}
+	if w.requests, err = openDir(w.control, RequestsDir, true); err != nil {
+		return err
+	}
+	if w.responses, err = openDir(w.control, ResponsesDir, true); err != nil {
+		return err
+	}
+	if w.nonces, err = openDir(w.root, NoncesDir, true); err != nil {
+		return err
+	}
+	return nil
+}
+
+// openLog opens control/log.txt (O_NOFOLLOW, 0600, regular, one link),
+// rotating it to log.txt.1 past 4 MiB. When it cannot be opened safely the
+// worker logs to Options.Logger only and status reports log_file false.
+func (w *Worker) openLog() *slog.Logger {
+	handlers := []slog.Handler{}
+	if w.opts.Logger != nil {
+		handlers = append(handlers, w.opts.Logger.Handler())
+	}
+	if fi, err := w.control.lstat(LogName); err == nil && fi.isRegular() && fi.size > maxLogSize {
+		_ = w.control.rename(LogName, LogName+".1")
+	}
+	f, err := w.control.openPrivate(LogName, oWRONLY|oAPPEND)
+	if err != nil {
+		if w.opts.Logger != nil {
+			w.opts.Logger.Error("control/log.txt not opened; logging to stderr only", "err", err)
+		}
+	} else {
+		w.logFile = f
+		handlers = append(handlers, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(fanout(handlers))
+}
+
+// Close releases the worker's files and closes the backend if it has a
+// Close method.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	if c, ok := w.backend.(io.Closer); ok {
+		c.Close()
+	}
+	w.backend = nil
+	w.mu.Unlock()
+	for _, f := range []*os.File{w.lock, w.logFile} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if w.ids != nil {
+		w.ids.close()
+	}
+	for _, d := range []*dir{w.nonces, w.responses, w.requests, w.control, w.root} {
+		if d != nil {
+			d.close()
+		}
+	}
+	return nil
+}
+
+// Role returns the role the worker enforces (RoleInvalid when
+// IMESSAGE_BRIDGE_ROLE was not understood).
+func (w *Worker) Role() Role { return w.role }
+
+// RequestsPath is the folder clients write to (what Watch and the
+// installers watch).
+func (w *Worker) RequestsPath() string { return w.requests.path }
+
+// acquire takes the worker lock, polling so ctx can cancel the wait.
+func (w *Worker) acquire(ctx context.Context) error {
+	delay := time.Millisecond
+	for {
+		ok, err := tryLockFile(w.lock)
+		if err != nil {
+			return fmt.Errorf("bridge lock: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 20*time.Millisecond)
+	}
+}
+
+// Drain processes every queued request, oldest first, then reaps old
+// responses and stale temp files; it holds the worker lock throughout, so
+// concurrent workers take turns and never answer a request twice. It is
+// the --once mode. A request that cannot be answered because ctx was
+// cancelled stays queued for the next run.
+func (w *Worker) Drain(ctx context.Context) (Stats, error) {
+	var st Stats
+	if err := w.acquire(ctx); err != nil {
+		return st, err
+	}
+	defer unlockFile(w.lock)
+	if err := w.checkDirs(); err != nil {
+		return st, err
+	}
+	if err := w.ids.refresh(); err != nil {
+		return st, err
+	}
+	queue, err := w.queue()
+	if err != nil {
+		return st, err
+	}
+	for _, name := range queue {
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+		if err := w.handleFile(ctx, name, &st); err != nil {
+			return st, err
+		}
+	}
+	if now := w.opts.Now(); now.Sub(w.lastReap) >= w.opts.ReapEvery || w.lastReap.IsZero() {
+		w.reap(now, &st)
+		w.lastReap = now
+	}
+	return st, nil
+}
+
+// checkDirs re-verifies the runtime directories; one that was replaced is
+// reopened (and checked again), one that became unsafe stops the pass.
+func (w *Worker) checkDirs() error {
+	for _, d := range []*dir{w.root, w.control, w.requests, w.responses, w.nonces} {
+		err := d.recheck()
+		if errors.Is(err, errMoved) {
+			w.log.Warn("bridge directory replaced; reopening", "path", d.path)
+			return w.reopen()
+		}
+		if err != nil {
+			w.log.Error("refusing to serve", "err", err)
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Worker) reopen() error {
+	oldControl := w.control.info
+	if err := w.openDirs(); err != nil {
+		w.log.Error("refusing to serve", "err", err)
+		return err
+	}
+	if w.control.info.same(oldControl) {
+		return nil // control/ itself is the same: keep the lock and the id record
+	}
+	lock, err := w.control.openPrivate(lockName, oRDWR)
+	if err != nil {
+		return fmt.Errorf("bridge lock file: %w", err)
+	}
+	ids, err := openIDRecord(w.control)
+	if err != nil {
+		lock.Close()
+		return err
+	}
+	// Take the new lock before giving up the old one.
+	if ok, err := tryLockFile(lock); err != nil || !ok {
+		lock.Close()
+		ids.close()
+		return fmt.Errorf("bridge lock: busy after the folder was replaced; retrying on the next pass")
+	}
+	w.lock.Close()
+	w.ids.close()
+	w.lock, w.ids = lock, ids
+	return w.ids.refresh()
+}
+
+type queued struct {
+	name  string
+	mtime time.Time
+}
+
+// queue lists request-*.json files, oldest first (by modification time,
+// then name).
+func (w *Worker) queue() ([]string, error) {
+	names, err := w.requests.names()
+	if err != nil {
+		return nil, err
+	}
+	var q []queued
+	for _, n := range names {
+		if _, ok := idFromRequestName(n); !ok {
+			continue
+		}
+		fi, err := w.requests.lstat(n)
+		if err != nil {
+			continue // withdrawn meanwhile
+		}
+		q = append(q, queued{n, fi.mtime})
+	}
+	slices.SortFunc(q, func(a, b queued) int {
+		if c := a.mtime.Compare(b.mtime); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]string, len(q))
+	for i, e := range q {
+		out[i] = e.name
+	}
+	return out, nil
+}
+
+// handleFile answers one request file. An error return stops the pass
+// (the request stays queued); problems with the request itself are
+// answered, never returned.
+func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
+	id, _ := idFromRequestName(name)
+	if !ValidID(id) {
+		// No safe place to answer: the id would become part of a file name.
+		w.log.Warn("removing request with an invalid id in its file name", "file", excerpt(name))
+		if err := w.requests.remove(name); err == nil {
+			st.Dropped++
+		}
+		return nil
+	}
+	fi, err := w.requests.lstat(name)
+	if err != nil {
+		return nil // withdrawn by the client
+	}
+	ident := identity(fi)
+	if prev, seen := w.ids.lookup(id); seen {
+		if prev == ident {
+			return w.recover(id, name, st)
+		}
+		return w.refuseDuplicate(id, name, st)
+	}
+
+	start := time.Now()
+	req, body := w.answer(ctx, id, name, fi)
+	if ctx.Err() != nil {
+		return ctx.Err() // leave the request for the next worker
+	}
+	tmp := tempName(id)
+	if err := w.responses.prepare(tmp, body.data); err != nil {
+		return fmt.Errorf("write response for %s: %w", id, err)
+	}
+	if err := w.ids.add(id, ident); err != nil {
+		_ = w.responses.remove(tmp)
+		return err
+	}
+	if err := w.responses.rename(tmp, ResponseName(id)); err != nil {
+		return fmt.Errorf("publish response for %s: %w", id, err)
+	}
+	w.removeRequest(id, name)
+	st.Answered++
+	if body.code != "" {
+		st.Errors++
+		w.log.Info("request", "id", id, "action", excerpt(req.Action), "ok", false, "error_code", body.code,
+			"ms", float64(time.Since(start).Microseconds())/1000)
+		return nil
+	}
+	w.log.Info("request", "id", id, "action", req.Action, "ok", true, "bytes", len(body.data),
+		"ms", float64(time.Since(start).Microseconds())/1000)
+	return nil
+}
+
+func tempName(id string) string { return "." + ResponseName(id) + ".tmp" }
+
+// recover finishes a request whose answer was prepared before a crash:
+// publish the prepared response if it was not yet, then remove the
+// request. It never answers twice.
+func (w *Worker) recover(id, name string, st *Stats) error {
+	tmp := tempName(id)
+	if fi, err := w.responses.lstat(tmp); err == nil && fi.isRegular() {
+		if err := w.responses.rename(tmp, ResponseName(id)); err != nil {
+			return fmt.Errorf("publish recovered response for %s: %w", id, err)
+		}
+	}
+	w.removeRequest(id, name)
+	st.Recovered++
+	w.log.Info("finished a request answered before a restart", "id", id)
+	return nil
+}
+
+// refuseDuplicate answers a request whose id was used before in this
+// folder. An unread response for that id is never overwritten: then the
+// duplicate is only removed.
+func (w *Worker) refuseDuplicate(id, name string, st *Stats) error {
+	st.Duplicates++
+	w.log.Warn("refusing a repeated request id", "id", id)
+	if _, err := w.responses.lstat(ResponseName(id)); err != nil {
+		body := w.errorResponse(id, Version12, &RequestError{Code: CodeDuplicateID,
+			Msg: "request id was already used in this bridge folder; every request needs a new unique id (a UUID)"})
+		if err := w.responses.writeAtomic(ResponseName(id), tempName(id), body.data); err != nil {
+			return fmt.Errorf("write response for %s: %w", id, err)
+		}
+		st.Answered++
+		st.Errors++
+	}
+	w.removeRequest(id, name)
+	return nil
+}
+
+// removeRequest removes a processed request. A failure is logged once per
+// name and never stops the queue: the id record keeps the request from
+// being answered again.
+func (w *Worker) removeRequest(id, name string) {
+	err := w.requests.remove(name)
+	if err != nil && !isNotExist(err) {
+		if fi, lerr := w.requests.lstat(name); lerr == nil && fi.isDir() {
+			err = w.requests.removeDir(name) // an (empty) directory posing as a request
+		}
+	}
+	if err != nil && !isNotExist(err) && !w.stuck[name] {
+		if w.stuck == nil {
+			w.stuck = map[string]bool{}
+		}
+		w.stuck[name] = true
+		w.log.Warn("could not remove a processed request; it will not be answered again", "id", id, "err", err)
+	}
+}
+
+// reply is a response body; code is the error code of an error response
+// and empty for a success.
+type reply struct {
+	data []byte
+	code string
+}
+
+// answer reads, checks and serves one request file; it always produces a
+// response. The returned Request is as far as parsing got.
+func (w *Worker) answer(ctx context.Context, id, name string, lfi fileInfo) (Request, reply) {
+	data, err := w.readRequest(name, lfi)
+	if err != nil {
+		return Request{}, w.errorResponse(id, Version12, err)
+	}
+	req, err := ParseRequest(data, id)
+	if err != nil {
+		return req, w.errorResponse(id, versionHint(data), err)
+	}
+	return req, w.serve(ctx, req)
+}
+
+// versionHint lets an invalid 1.3 request still get a 1.3-shaped error
+// when its protocol_version can be read.
+func versionHint(data []byte) string {
+	var v struct {
+		V string `json:"protocol_version"`
+	}
+	if json.Unmarshal(data, &v) == nil {
+		if major, minor, ok := parseVersion(v.V); ok && major == ProtocolMajor && minor >= 3 {
+			return Version13
+		}
+	}
+	return Version12
+}
+
+// readRequest applies the file rules: a regular file (not a symlink, FIFO,
+// device or directory) with one link, owned by the current user, at most
+// 64 KiB, and still the same file that was listed.
+func (w *Worker) readRequest(name string, lfi fileInfo) ([]byte, error) {
+	if !lfi.isRegular() {
+		return nil, invalid("request file must be a regular file, but it is %s", typeName(lfi))
+	}
+	if lfi.size > MaxRequestSize {
+		return nil, invalid("request file is %d bytes; the limit is %d (64 KiB)", lfi.size, MaxRequestSize)
+	}
+	f, err := w.requests.open(name, oRDONLY|oNONBLOCK, 0)
+	if err != nil {
+		return nil, invalid("request file cannot be opened safely (%v)", errors.Unwrap(err))
+	}
+	defer f.Close()
+	fi, err := statFile(f)
+	if err != nil {
+		return nil, invalid("request file cannot be read")
+	}
+	switch {
+	case !fi.same(lfi):
+		return nil, invalid("request file was replaced while it was being read")
+	case !fi.isRegular():
+		return nil, invalid("request file must be a regular file, but it is %s", typeName(fi))
+	case fi.uid != euid:
+		return nil, invalid("request file must be owned by the current user (uid %d), not uid %d", euid, fi.uid)
+	case fi.nlink != 1:
+		return nil, invalid("request file must have exactly one link (it has %d)", fi.nlink)
+	case fi.size > MaxRequestSize:
+		return nil, invalid("request file is %d bytes; the limit is %d (64 KiB)", fi.size, MaxRequestSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxRequestSize+1))
+	if err != nil {
+		return nil, invalid("request file cannot be read")
+	}
+	if len(data) > MaxRequestSize {
+		return nil, invalid("request file is larger than %d bytes (64 KiB)", MaxRequestSize)
+	}
+	return data, nil
+}
+
+// serve dispatches a parsed request: role, action, parameters, backend.
+func (w *Worker) serve(ctx context.Context, req Request) reply {
+	if w.roleErr != nil {
+		return w.errorResponse(req.ID, req.Version, &RequestError{Code: CodeRoleInvalid, Msg: w.roleErr.Error()})
+	}
+	spec, ext, known := w.lookup(req.Action, req.Version)
+	if !known {
+		return w.errorResponse(req.ID, req.Version, &RequestError{Code: CodeUnknownAction,
+			Msg: fmt.Sprintf("unknown action %s", excerpt(req.Action))})
+	}
+	if !spec.allows(w.role) {
+		return w.errorResponse(req.ID, req.Version, &RequestError{Code: CodeNotPermitted, Msg: ErrTextNotPermitted})
+	}
+	result, extra, err := w.call(ctx, req, ext)
+	if err != nil {
+		return w.errorResponse(req.ID, req.Version, err)
+	}
+	if req.Version != Version13 {
+		extra = nil
+	}
+	body, err := encodeOK(req.ID, req.Action, result, extra)
+	if err != nil {
+		w.log.Error("encode response", "id", req.ID, "action", req.Action, "err", err)
+		return w.errorResponse(req.ID, req.Version, &RequestError{Code: CodeInternal, Msg: "the helper could not encode its answer"})
+	}
+	return reply{data: body}
+}
+
+func (w *Worker) lookup(action, version string) (actionSpec, *Extension, bool) {
+	if spec, ok := roleTable[action]; ok {
+		return spec, nil, true
+	}
+	if version == Version13 {
+		for i := range w.opts.Extensions {
+			if e := &w.opts.Extensions[i]; e.Name == action {
+				return e.spec(), e, true
+			}
+		}
+	}
+	return actionSpec{}, nil, false
+}
+
+// call validates the parameters, opens the backend and runs the action.
+func (w *Worker) call(ctx context.Context, req Request, ext *Extension) (any, map[string]any, error) {
+	p := req.Params
+	if ext != nil {
+		b, err := w.openBackend(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw, _ := json.Marshal(p)
+		res, err := ext.Handle(ctx, b, raw)
+		return res, nil, err
+	}
+	switch req.Action {
+	case ActionStatus:
+		res, extra := w.status(ctx, req.Version)
+		return res, extra, nil
+	case ActionReview:
+		in, err := parseReview(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.Review(ctx, in)
+			r.Days = in.Days
+			r.NeedsReply, r.LowPriority, r.SkipSummary = nonNil(r.NeedsReply), nonNil(r.LowPriority), nonNil(r.SkipSummary)
+			for i := range r.NeedsReply {
+				r.NeedsReply[i].Context = nonNil(r.NeedsReply[i].Context)
+			}
+			for i := range r.LowPriority {
+				r.LowPriority[i].Context = nonNil(r.LowPriority[i].Context)
+			}
+			return r, nil, err
+		})
+	case ActionSearch:
+		in, err := parseSearch(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.Search(ctx, in)
+			r.Term, r.Days = in.Term, in.Days
+			r.Matches = nonNil(r.Matches)
+			r.MatchCount = len(r.Matches)
+			return r, nil, err
+		})
+	case ActionChatHistory:
+		in, err := parseChatHistory(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.ChatHistory(ctx, in)
+			r.ChatQuery = in.Chat
+			r.Messages = nonNil(r.Messages)
+			r.Count = len(r.Messages)
+			return r, nil, err
+		})
+	case ActionResponseStats:
+		in, err := parseResponseStats(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.ResponseStats(ctx, in)
+			r.ChatQuery, r.Hours = in.Chat, in.Hours
+			return r, nil, err
+		})
+	case ActionContactsLookup:
+		in, err := parseContactsLookup(p, w.role)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.ContactsLookup(ctx, in)
+			r.Query = in.Name
+			r.Matches = nonNil(r.Matches)
+			if len(r.Matches) > contacts.MaxMatches {
+				r.Matches = r.Matches[:contacts.MaxMatches]
+			}
+			r.MatchCount = len(r.Matches)
+			return r, nil, err
+		})
+	case ActionListChats:
+		in, err := parseListChats(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.ListChats(ctx, in)
+			r.WindowDays = in.Days
+			r.Chats = nonNil(r.Chats)
+			if len(r.Chats) > in.Limit {
+				r.Chats, r.Truncated = r.Chats[:in.Limit], true
+			}
+			for i := range r.Chats {
+				c := &r.Chats[i]
+				c.ParticipantCount = max(c.ParticipantCount, len(c.Participants))
+				if len(c.Participants) > maxListedParticipants {
+					c.Participants = c.Participants[:maxListedParticipants]
+				}
+				c.Participants = nonNil(c.Participants)
+			}
+			r.ChatCount = len(r.Chats)
+			return r, nil, err
+		})
+	case ActionSendPreview:
+		in, err := parseSendPreview(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.SendPreview(ctx, in)
+			return r, r.Extra, err
+		})
+	case ActionSend:
+		in, err := parseSend(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return run(ctx, w, func(b Backend) (any, map[string]any, error) {
+			r, err := b.Send(ctx, in)
+			return r, r.Extra, err
+		})
+	}
+	return nil, nil, &RequestError{Code: CodeUnknownAction, Msg: fmt.Sprintf("unknown action %s", excerpt(req.Action))}
+}
+
+// maxListedParticipants is list_chats' cap on participants per chat.
+const maxListedParticipants = 10
+
+func run(ctx context.Context, w *Worker, fn func(Backend) (any, map[string]any, error)) (any, map[string]any, error) {
+	b, err := w.openBackend(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, extra, err := fn(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, extra, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// openBackend opens the backend on first use.
+func (w *Worker) openBackend(ctx context.Context) (Backend, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.backend != nil {
+		return w.backend, nil
+	}
+	if w.opts.Open == nil {
+		return nil, fmt.Errorf("the helper has no data backend: %w", ErrUnavailable)
+	}
+	b, err := w.opts.Open(ctx, w.role)
+	if err != nil {
+		w.log.Error("open backend", "err", err)
+		return nil, fmt.Errorf("the helper cannot open its data (%w); on macOS, grant it Full Disk Access and check control/log.txt", err)
+	}
+	w.backend = b
+	return b, nil
+}
+
+// errorResponse builds an error answer with the role's allowed actions.
+func (w *Worker) errorResponse(id, version string, err error) reply {
+	code := errorCode(err)
+	e := errorBody{ID: id, Error: err.Error(), BridgeRole: string(w.role),
+		AllowedActions: AllowedActions(w.role, version, w.opts.Extensions)}
+	if version == Version13 {
+		e.ErrorCode = code
+	}
+	return reply{data: encodeError(e), code: code}
+}
+
+// reap removes responses older than ResponseTTL and temp files (the
+// worker's and clients') older than TempTTL.
+func (w *Worker) reap(now time.Time, st *Stats) {
+	sweep := func(d *dir, match func(string) (time.Duration, bool)) {
+		names, err := d.names()
+		if err != nil {
+			w.log.Warn("reap", "err", err)
+			return
+		}
+		for _, n := range names {
+			ttl, ok := match(n)
+			if !ok {
+				continue
+			}
+			fi, err := d.lstat(n)
+			if err != nil || fi.isDir() || now.Sub(fi.mtime) < ttl {
+				continue
+			}
+			if d.remove(n) == nil {
+				st.Reaped++
+			}
+		}
+	}
+	sweep(w.responses, func(n string) (time.Duration, bool) {
+		switch {
+		case strings.HasPrefix(n, "response-") && strings.HasSuffix(n, ".json"):
+			return w.opts.ResponseTTL, true
+		case strings.HasPrefix(n, ".response-") && strings.HasSuffix(n, ".tmp"):
+			return w.opts.TempTTL, true
+		}
+		return 0, false
+	})
+	sweep(w.requests, func(n string) (time.Duration, bool) {
+		return w.opts.TempTTL, strings.HasPrefix(n, ".request-") && strings.HasSuffix(n, ".tmp")
+	})
+}
+
+// status builds the status answer for a request of version v.
+func (w *Worker) status(ctx context.Context, v string) (StatusResult, map[string]any) {
+	var det StatusDetails
+	if w.opts.Status != nil {
+		det = w.opts.Status(ctx)
+	}
+	checks := map[string]bool{
+		CheckRequestsDir:  w.requests.recheck() == nil,
+		CheckResponsesDir: w.responses.recheck() == nil,
+		CheckNoncesDir:    w.nonces.recheck() == nil,
+		CheckLogFile:      w.logFile != nil,
+		CheckDatabase:     false,
+		CheckConfirmation: false,
+	}
+	for k, ok := range det.Checks {
+		checks[k] = ok
+	}
+	res := StatusResult{
+		HelperVersion:   w.opts.HelperVersion,
+		ProtocolVersion: v,
+		BridgeRole:      string(w.role),
+		AllowedActions:  AllowedActions(w.role, v, w.opts.Extensions),
+		CodeRoot:        w.opts.CodeRoot,
+		BridgeRoot:      w.root.path,
+		Policy:          det.Policy,
+		Checks:          checks,
+	}
+	if v != Version13 {
+		return res, nil
+	}
+	extra := map[string]any{}
+	for k, val := range det.Extra {
+		extra[k] = val // encodeOK drops keys that collide with the fields above
+	}
+	extra["go_version"] = runtime.Version()
+	extra["supported_protocol_versions"] = []string{Version12, Version13}
+	ext := []string{}
+	for _, e := range w.opts.Extensions {
+		if e.spec().allows(w.role) {
+			ext = append(ext, e.Name)
+		}
+	}
+	slices.Sort(ext)
+	extra["extension_actions"] = ext
+	return res, extra
+}
