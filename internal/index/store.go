@@ -103,7 +103,6 @@ type Index struct {
 
 	mem *memState // in-memory columns, vocabulary, caches
 
-
 	embedMu     sync.Mutex
 	embBaseID   string // Embedder.ID before any fitted state was restored
 	embRestored int64  // fit_docs of the Fitter state restored (0: none)
@@ -149,7 +148,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 	}
 	var err error
 	if !opts.ReadOnly {
-		ix.wdb, err = openDB(path, false, 1)
+		ix.wdb, err = openDB(path, false, 1, 16<<10)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +159,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 		// SQLite creates -wal and -shm lazily; tighten them now they exist.
 		tightenFiles(path)
 	}
-	ix.rdb, err = openDB(path, true, 4)
+	ix.rdb, err = openDB(path, true, 4, 8<<10)
 	if err != nil {
 		if ix.wdb != nil {
 			ix.wdb.Close()
@@ -189,12 +188,14 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 
 // openDB opens a connection pool. The write pool takes the write lock at
 // BEGIN (_txlock=immediate) so a transaction never fails half-way on a lock
-// upgrade; both wait up to 10 s for a busy database.
-func openDB(path string, read bool, conns int) (*sql.DB, error) {
+// upgrade; both wait up to 10 s for a busy database. cacheKiB is each
+// connection's page cache: 16 MiB for the writer (bulk loads), 8 MiB for
+// each reader (queries touch few pages; the memory budget is tight).
+func openDB(path string, read bool, conns int, cacheKiB int) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(0)")
-	q.Add("_pragma", "cache_size(-32768)")
+	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", cacheKiB))
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if read {
 		q.Add("_pragma", "query_only(1)")

@@ -61,7 +61,7 @@ type SourceReport struct {
 // (fewer FTS segments, fewer term upserts); incremental syncs commit small
 // batches so a new message is searchable quickly.
 const (
-	bulkBatch        = 25000
+	bulkBatch        = 5000
 	incrementalBatch = 2000
 )
 
