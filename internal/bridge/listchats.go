@@ -126,7 +126,7 @@ func (c *ChatDB) ListChats(ctx context.Context, p ListChatsParams, now time.Time
 		loc = time.Local
 	}
 	res := ListChatsResult{WindowDays: p.Days, Chats: []ChatEntry{}}
-	cutoff := now.Add(-time.Duration(p.Days * float64(24*time.Hour))).UnixNano() - appleEpochNs
+	cutoff := now.Add(-time.Duration(p.Days*float64(24*time.Hour))).UnixNano() - appleEpochNs
 	tx, err := c.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return res, fmt.Errorf("list chats: %w", err)
