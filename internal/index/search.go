@@ -338,8 +338,25 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		res.ScanComplete = cov.Complete
 		ranked = fromFulltext(ft)
 	case ModeSemantic, ModeHybrid:
-		sem, scov, serr := ix.semantic(ctx, &pq, f, max(cur.Offset+limit, ix.tune.FuseDepth))
+		// Hybrid runs both signals at once (one core each).
+		type ftOut struct {
+			hits []ftHit
+			cov  *SignalCoverage
+			err  error
+		}
+		ftc := make(chan ftOut, 1)
+		depth := max(cur.Offset+limit, ix.tune.FuseDepth)
+		if q.Mode == ModeHybrid {
+			go func() {
+				h, c, err := ix.fulltext(ctx, &pq, f, depth)
+				ftc <- ftOut{h, c, err}
+			}()
+		}
+		sem, scov, serr := ix.semantic(ctx, &pq, f, depth)
 		if serr != nil && !errors.Is(serr, errNoVectors) {
+			if q.Mode == ModeHybrid {
+				<-ftc
+			}
 			return nil, serr
 		}
 		if serr != nil {
@@ -352,7 +369,13 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 			ranked = fromSemantic(sem)
 			break
 		}
-		ft, fcov, err := ix.fulltext(ctx, &pq, f, max(cur.Offset+limit, ix.tune.FuseDepth))
+		var fo ftOut
+		if q.Mode == ModeHybrid {
+			fo = <-ftc
+		} else { // semantic without vectors falls back to full text
+			fo.hits, fo.cov, fo.err = ix.fulltext(ctx, &pq, f, depth)
+		}
+		ft, fcov, err := fo.hits, fo.cov, fo.err
 		if err != nil {
 			return nil, err
 		}

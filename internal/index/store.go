@@ -72,7 +72,7 @@ func (t Tuning) withDefaults() Tuning {
 		t.TermCap = 20000
 	}
 	if t.RerankDepth <= 0 {
-		t.RerankDepth = 300
+		t.RerankDepth = 200
 	}
 	if t.VectorCandidates <= 0 {
 		t.VectorCandidates = 800
