@@ -2,6 +2,7 @@ package imessage
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -46,6 +47,15 @@ func TestCheckDatabase(t *testing.T) {
 	checks = CheckDatabase(ctx, live)
 	if d := checks[len(checks)-1].Detail; !strings.Contains(d, "wal") || !strings.Contains(d, "chat.db-wal present") {
 		t.Errorf("WAL check: %s", d)
+	}
+
+	// A refused read-only open is a failed check with the fix, not a silent
+	// read of a copy.
+	openHook = func(string) error { return errors.New("authorization denied (23)") }
+	checks = CheckDatabase(ctx, f.path)
+	openHook = nil
+	if last := checks[len(checks)-1]; last.Name != "messages database readable" || last.OK || last.Fix == "" || !strings.Contains(last.Detail, "authorization denied") {
+		t.Errorf("refused open: %+v", checks)
 	}
 
 	for _, c := range []struct {

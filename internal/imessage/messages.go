@@ -64,7 +64,7 @@ type msgRow struct {
 	dateRetracted  int64
 	summary        sql.RawBytes
 	chatID         sql.NullInt64
-	recoverableFor sql.NullInt64
+	recoverableFor sql.NullInt64 // from lookups.recoverable, not scanned
 }
 
 func (m *msgRow) dest() []any {
@@ -72,7 +72,7 @@ func (m *msgRow) dest() []any {
 		&m.date, &m.dateRead, &m.dateDelivered, &m.isFromMe, &m.isSent, &m.isDelivered, &m.isRead,
 		&m.errCode, &m.itemType, &m.groupAction, &m.otherHandle, &m.groupTitle, &m.assocGUID,
 		&m.assocType, &m.assocEmoji, &m.balloon, &m.effect, &m.threadGUID, &m.threadPart,
-		&m.dateEdited, &m.dateRetracted, &m.summary, &m.chatID, &m.recoverableFor}
+		&m.dateEdited, &m.dateRetracted, &m.summary, &m.chatID}
 }
 
 // messageSelect composes the SELECT list and FROM clause for this schema.
@@ -96,10 +96,6 @@ func (s *schema) messageSelect() string {
 	if s.cols.has("message", "message_summary_info") {
 		summary = "CAST(m.message_summary_info AS BLOB)"
 	}
-	recoverable := "NULL"
-	if s.tables["chat_recoverable_message_join"] {
-		recoverable = "(SELECT r.chat_id FROM chat_recoverable_message_join r WHERE r.message_id = m.ROWID LIMIT 1)"
-	}
 	other := ci("other_handle")
 	exprs := []string{
 		"m.ROWID", "m.guid", c("text", "NULL"), body, ci("handle_id"), c("service", "NULL"), c("subject", "NULL"),
@@ -108,7 +104,7 @@ func (s *schema) messageSelect() string {
 		c("associated_message_guid", "NULL"), ci("associated_message_type"), c("associated_message_emoji", "NULL"),
 		c("balloon_bundle_id", "NULL"), c("expressive_send_style_id", "NULL"), c("thread_originator_guid", "NULL"),
 		c("thread_originator_part", "NULL"), ci("date_edited"), ci("date_retracted"), summary,
-		"cmj.chat_id", recoverable,
+		"cmj.chat_id",
 	}
 	return "SELECT " + colList(exprs) + " FROM message m LEFT JOIN chat_message_join cmj ON cmj.message_id = m.ROWID"
 }
@@ -124,7 +120,11 @@ type chatInfo struct {
 type lookups struct {
 	handles map[int64]string
 	chats   map[int64]chatInfo
-	fresh   bool // loaded within the current transaction
+	// recoverable maps message ROWID → chat ROWID for rows in Recently
+	// Deleted (chat_recoverable_message_join: at most 30 days of
+	// deletions, so small).
+	recoverable map[int64]int64
+	fresh       bool // loaded within the current transaction
 }
 
 func (r *Reader) loadLookups(ctx context.Context, q queryer, l *lookups) error {
@@ -154,7 +154,26 @@ func (r *Reader) loadLookups(ctx context.Context, q queryer, l *lookups) error {
 	for _, c := range convs {
 		chats[c.RowID] = chatInfo{guid: c.ID, group: c.Kind == model.KindGroup}
 	}
-	l.handles, l.chats, l.fresh = handles, chats, true
+	recoverable := map[int64]int64{}
+	if r.sch.tables["chat_recoverable_message_join"] {
+		rows, err := q.QueryContext(ctx, "SELECT message_id, chat_id FROM chat_recoverable_message_join")
+		if err != nil {
+			return fmt.Errorf("read recently deleted: %w", err)
+		}
+		for rows.Next() {
+			var m, c int64
+			if err := rows.Scan(&m, &c); err != nil {
+				rows.Close()
+				return fmt.Errorf("read recently deleted: %w", err)
+			}
+			recoverable[m] = c
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read recently deleted: %w", err)
+		}
+	}
+	l.handles, l.chats, l.recoverable, l.fresh = handles, chats, recoverable, true
 	return nil
 }
 
@@ -373,6 +392,10 @@ func (r *Reader) stream(ctx context.Context, tx *sql.Tx, l *lookups, att attachm
 			return n, lastRow, err
 		}
 		lastRow = row.rowID
+		row.recoverableFor = sql.NullInt64{}
+		if c, ok := l.recoverable[row.rowID]; ok {
+			row.recoverableFor = sql.NullInt64{Int64: c, Valid: true}
+		}
 		cur, err = conv.convert(ctx, tx, &row)
 		if err != nil {
 			return n, lastRow, err

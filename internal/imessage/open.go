@@ -34,6 +34,10 @@ type Options struct {
 	// writes (backups, exports). Never set it for a live chat.db: an immutable
 	// read ignores the WAL, where Messages keeps its newest rows.
 	Immutable bool
+	// NoFallback makes a refused read-only open an error instead of a read
+	// of a private copy (doctor uses it: copying a large chat.db to answer
+	// "is it readable?" would be slow and would hide the real problem).
+	NoFallback bool
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -87,7 +91,7 @@ func Open(ctx context.Context, path string, opts Options) (*Reader, error) {
 
 	db, err := openDB(ctx, abs, opts.Immutable)
 	if err != nil {
-		if errors.Is(err, ErrNotMessagesDB) || isNotADatabase(err) {
+		if errors.Is(err, ErrNotMessagesDB) || isNotADatabase(err) || opts.NoFallback || opts.Immutable {
 			return nil, fmt.Errorf("open messages database %s: %w", abs, err)
 		}
 		log.Warn("read-only open refused; reading a private copy", "path", abs, "err", err)

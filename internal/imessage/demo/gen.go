@@ -66,6 +66,7 @@ type gen struct {
 	stick  [][]byte
 
 	pending []pendingRow      // rows of the day being prepared (producer side)
+	bodies  map[string][]byte // encoded plain bodies by text (producer side)
 	batches map[string]*batch // rows waiting for a multi-row INSERT (consumer side)
 
 	plainSummary []byte
@@ -76,13 +77,13 @@ type gen struct {
 func newGen(ctx context.Context, path, dir string, now time.Time, seed uint64) (*gen, error) {
 	// synchronous=OFF and no rollback journal apply to this generated file
 	// only: a failed or interrupted run leaves a .tmp file that is deleted.
-	db, err := sql.Open("sqlite", path+"?_pragma=synchronous(OFF)&_pragma=journal_mode(OFF)&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)&_pragma=mmap_size(2147483648)&_pragma=threads(2)&_pragma=locking_mode(EXCLUSIVE)")
+	db, err := sql.Open("sqlite", path+"?_pragma=synchronous(OFF)&_pragma=journal_mode(OFF)&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)&_pragma=threads(2)&_pragma=locking_mode(EXCLUSIVE)")
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	db.SetMaxOpenConns(1)
 	g := &gen{ctx: ctx, db: db, r: rand.New(rand.NewPCG(seed, 0x74696469_6e677321)), now: now, dir: dir,
-		stmts: map[string]*sql.Stmt{}, byKey: map[string]*thread{}, batches: map[string]*batch{}}
+		stmts: map[string]*sql.Stmt{}, byKey: map[string]*thread{}, batches: map[string]*batch{}, bodies: map[string][]byte{}}
 	tables, _, _ := strings.Cut(schemaSQL, "-- INDEXES")
 	if _, err := db.ExecContext(ctx, tables); err != nil {
 		db.Close()
@@ -642,7 +643,7 @@ func (g *gen) write(m *outMsg) error {
 	var body []byte
 	if text != "" && !m.unsent && m.event == nil {
 		var err error
-		if body, err = typedstream.EncodeAttributedBody(text, runs); err != nil {
+		if body, err = g.encode(text, runs); err != nil {
 			return fmt.Errorf("demo: encode body of %s: %w", m.guid, err)
 		}
 	}
@@ -752,6 +753,27 @@ func (g *gen) write(m *outMsg) error {
 		}
 	}
 	return nil
+}
+
+// encode returns the attributedBody of text. Plain bodies repeat a lot in
+// template filler ("sounds good", "👍"), so they are cached; the cache is
+// cleared when it grows large, which keeps memory bounded.
+func (g *gen) encode(text string, runs []typedstream.Run) ([]byte, error) {
+	if runs != nil {
+		return typedstream.EncodeAttributedBody(text, runs)
+	}
+	if b, ok := g.bodies[text]; ok {
+		return b, nil
+	}
+	b, err := typedstream.EncodeAttributedBody(text, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(g.bodies) >= 50000 {
+		clear(g.bodies)
+	}
+	g.bodies[text] = b
+	return b, nil
 }
 
 func b2i(b bool) int {
