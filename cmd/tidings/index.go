@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/tidings-mcp/tidings/internal/android/androidindex"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/embed"
@@ -127,7 +128,10 @@ func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) 
 		srcs = append(srcs, src)
 	}
 	if len(cfg.AndroidXML) > 0 {
-		return nil, nil, closeAll, errors.New("--android-xml: the Android importer is not part of this build yet")
+		a := androidindex.New(cfg.AndroidXML, cfg.Region)
+		a.Logger = logger
+		srcs = append(srcs, a)
+		watch = append(watch, cfg.AndroidXML...)
 	}
 	return srcs, watch, closeAll, nil
 }
@@ -206,6 +210,20 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	rep, err := ix.Sync(ctx, index.SyncOptions{Progress: progress, Embed: !*noEmbed}, srcs...)
 	if err != nil {
 		return err
+	}
+	// Sources that also know names (an Android export's contact names).
+	for _, s := range srcs {
+		if cs, ok := s.(index.ContactSource); ok {
+			cards, err := cs.Contacts(ctx)
+			if err != nil {
+				return err
+			}
+			if len(cards) > 0 {
+				if _, err := ix.LoadContacts(ctx, cs.Key(), cards); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if *verify {
 		if err := ix.Verify(ctx); err != nil {

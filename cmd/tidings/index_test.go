@@ -137,3 +137,39 @@ func mustConfig(t *testing.T, m *Main) *config.Config {
 	}
 	return cfg
 }
+
+func TestIndexAndroidExport(t *testing.T) {
+	xml := filepath.Join(t.TempDir(), "sms.xml")
+	os.WriteFile(xml, []byte(`<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
+<smses count="2">
+  <sms protocol="0" address="+14155550123" date="1764500000000" type="1" body="the parcel arrives tomorrow" read="1" status="-1" contact_name="Ana Lima" />
+  <sms protocol="0" address="+14155550123" date="1764500060000" type="2" body="great, thanks" read="1" status="-1" contact_name="Ana Lima" />
+</smses>
+`), 0o600)
+	m, out, errb := testMain(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"})
+	ctx := context.Background()
+	if err := m.Run(ctx, []string{"index", "--android-xml", xml}); err != nil {
+		t.Fatalf("index: %v\n%s", err, errb)
+	}
+	if !strings.Contains(out.String(), "2 new") {
+		t.Fatalf("first import:\n%s", out)
+	}
+	out.Reset()
+	if err := m.Run(ctx, []string{"index", "--android-xml", xml}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "0 new") {
+		t.Fatalf("re-import:\n%s", out)
+	}
+	out.Reset()
+	if err := m.Run(ctx, []string{"search", "parcel", "--json", "--mode", "fulltext"}); err != nil {
+		t.Fatal(err)
+	}
+	var res index.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 || res.Hits[0].SenderName != "Ana Lima" || res.Hits[0].Source != "android" {
+		t.Fatalf("android hit: %+v", res.Hits)
+	}
+}
