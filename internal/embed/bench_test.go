@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -148,4 +149,28 @@ func BenchmarkModel2VecEmbed(b *testing.B) {
 		n++
 	}
 	reportRate(b, n*batch, start, cpu)
+}
+
+// BenchmarkBuiltinHeap reports the live heap the built-in embedder holds
+// once constructed, with its typo index built and fitted on 1M messages
+// (the lexicon is parsed once per process, so run it with -count 1).
+func BenchmarkBuiltinHeap(b *testing.B) {
+	msgs := benchCorpus()
+	for b.Loop() {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		e, err := embed.NewBuiltin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Fit(context.Background(), docs(msgs)); err != nil {
+			b.Fatal(err)
+		}
+		e.Embed(context.Background(), []string{"tommorow at the resturant"}) // builds the typo index
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/1e6, "heap-MB")
+		runtime.KeepAlive(e)
+	}
 }

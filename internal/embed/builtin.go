@@ -99,9 +99,9 @@ type builtinState struct {
 	fitted  bool
 	words   []string
 	weights []float32
-	q       []int8    // quantised vectors as persisted
-	scales  []float32 // one per word
-	vecs    []float32 // len(words) × dim, dequantised unit rows
+	q       []int8    // quantised vectors as persisted (len(words) × dim)
+	scales  []float32 // stored scale per word, as persisted
+	unit    []float32 // per word: the scale that gives q unit length
 	rows    map[string]int32
 	// aliases are inflected corpus forms mapped to the row of their
 	// dictionary form ("owes" → "owe"), persisted so lookups stay direct.
@@ -172,14 +172,12 @@ func (b *Builtin) embedOne(st *builtinState, text string, acc []float32) {
 		if textutil.IsStopword(w) || w[0] >= '0' && w[0] <= '9' {
 			return
 		}
-		vec, wt := b.wordVec(st, w)
-		if vec == nil {
+		q, wt := b.wordVec(st, w)
+		if q == nil {
 			return
 		}
 		found = true
-		for j, x := range vec {
-			acc[j] += wt * x
-		}
+		addScaled(acc, q, wt)
 	}
 	textutil.Words(text, func(w string) bool {
 		if exp, ok := slang[w]; ok {
@@ -207,25 +205,25 @@ func (b *Builtin) embedOne(st *builtinState, text string, acc []float32) {
 	normalize(acc)
 }
 
-// wordVec returns w's unit vector and weight, or nil.
-func (b *Builtin) wordVec(st *builtinState, w string) ([]float32, float32) {
-	dim := b.lex.dim
+// wordVec returns w's int8 vector and the factor (weight × unit scale)
+// to add it with, or nil.
+func (b *Builtin) wordVec(st *builtinState, w string) ([]int8, float32) {
 	if r, ok := st.rows[w]; ok {
-		return st.vecs[int(r)*dim : int(r+1)*dim], st.weights[r]
+		return st.row(r, b.lex.dim), st.weights[r] * st.unit[r]
 	}
 	if r, ok := st.aliases[w]; ok {
-		return st.vecs[int(r)*dim : int(r+1)*dim], st.weights[r]
+		return st.row(r, b.lex.dim), st.weights[r] * st.unit[r]
 	}
 	if !b.opts.NoLexicon {
 		if i := b.lex.lookup(w); i >= 0 {
 			if st.fitted {
 				// The corpus may know the dictionary form ("owes" → "owe").
 				if r, ok := st.rows[b.lex.words[i]]; ok {
-					return st.vecs[int(r)*dim : int(r+1)*dim], st.weights[r]
+					return st.row(r, b.lex.dim), st.weights[r] * st.unit[r]
 				}
-				return b.lex.vec(i), st.unseenWeight
+				return b.lex.qrow(i), st.unseenWeight * b.floorWeight(i) * b.lex.s[i]
 			}
-			return b.lex.vec(i), b.priorWeight(i)
+			return b.lex.qrow(i), b.priorWeight(i) * b.lex.s[i]
 		}
 	}
 	if len(w) < 4 {
@@ -233,11 +231,13 @@ func (b *Builtin) wordVec(st *builtinState, w string) ([]float32, float32) {
 	}
 	// A misspelling of a known word.
 	st.triOnce.Do(func() { st.tri = b.buildTrigrams(st) })
-	if vec, score := st.tri.closest(w); vec != nil {
-		return vec, float32(score) * st.unseenWeight
+	if q, unit, score := st.tri.closest(w); q != nil {
+		return q, float32(score) * st.unseenWeight * unit
 	}
 	return nil, 0
 }
+
+func (st *builtinState) row(r int32, dim int) []int8 { return st.q[int(r)*dim : int(r+1)*dim] }
 
 // priorP estimates a word's probability in general English from the
 // lexicon's SemCor frequency hint.
@@ -249,6 +249,16 @@ func (b *Builtin) priorP(i int32) float64 {
 // embedder from the lexicon's SemCor frequency hint.
 func (b *Builtin) priorWeight(i int32) float32 {
 	return float32(b.opts.SIF / (b.opts.SIF + b.priorP(i)))
+}
+
+// floorWeight is the SIF weight a fitted embedder gives a lexicon word the
+// corpus never had: its corpus frequency is 0, so only the general-English
+// floor (PriorFloor) lowers it.
+func (b *Builtin) floorWeight(i int32) float32 {
+	if b.opts.PriorFloor <= 0 {
+		return 1
+	}
+	return float32(b.opts.SIF / (b.opts.SIF + b.opts.PriorFloor*b.priorP(i)))
 }
 
 // hashedVec adds a pseudo-random vector with components in [-1, 1)
@@ -425,11 +435,7 @@ func (b *Builtin) Fit(ctx context.Context, docs func(yield func(string) bool)) e
 		if pmi <= 0 {
 			continue
 		}
-		lv := b.lex.vec(lexRow[c])
-		dst := ctxVec[a*dim : (a+1)*dim]
-		for j, x := range lv {
-			dst[j] += float32(pmi) * x
-		}
+		b.lex.addTo(lexRow[c], float32(pmi), ctxVec[a*dim:(a+1)*dim])
 	}
 	// Final vectors, sorted by word for a deterministic state.
 	order := make([]int, 0, len(vocab))
@@ -447,10 +453,10 @@ func (b *Builtin) Fit(ctx context.Context, docs func(yield func(string) bool)) e
 		v := ctxVec[i*dim : (i+1)*dim]
 		normalize(v)
 		if lexRow[i] >= 0 {
-			lv := b.lex.vec(lexRow[i])
 			for j := range v {
-				v[j] = lv[j] + float32(o.ContextWeight)*v[j]
+				v[j] *= float32(o.ContextWeight)
 			}
+			b.lex.addTo(lexRow[i], 1, v)
 			normalize(v)
 		}
 		if isZero(v) {
@@ -596,17 +602,13 @@ func isZero(v []float32) bool {
 func (b *Builtin) newState(words []string, weights []float32, q []int8, scales []float32, pc []float32, aliases map[string]string) (*builtinState, error) {
 	dim := b.lex.dim
 	st := &builtinState{fitted: true, words: words, weights: weights, q: q, scales: scales, pc: pc,
-		vecs: make([]float32, len(words)*dim), rows: make(map[string]int32, len(words)), aliases: map[string]int32{}, unseenWeight: 1}
+		unit: make([]float32, len(words)), rows: make(map[string]int32, len(words)), aliases: map[string]int32{}, unseenWeight: 1}
 	for i, w := range words {
 		if len(w) > 255 {
 			return nil, fmt.Errorf("builtin state: word of %d bytes", len(w))
 		}
 		st.rows[w] = int32(i)
-		row := st.vecs[i*dim : (i+1)*dim]
-		for j := range row {
-			row[j] = float32(q[i*dim+j]) * scales[i]
-		}
-		normalize(row)
+		st.unit[i] = unitScale(q[i*dim : (i+1)*dim])
 	}
 	for a, n := range aliases {
 		if r, ok := st.rows[n]; ok && len(a) <= 255 {
@@ -791,9 +793,9 @@ func (b *Builtin) UnmarshalBinary(data []byte) error {
 
 // trigramIndex finds the known word closest in spelling to an unknown one.
 type trigramIndex struct {
-	dim   int
 	words []string
-	vecs  [][]float32
+	q     [][]int8
+	unit  []float32
 	post  map[uint32][]int32
 	ntri  []uint8
 }
@@ -806,35 +808,36 @@ func trigrams(w string, f func(uint32)) {
 }
 
 func (b *Builtin) buildTrigrams(st *builtinState) *trigramIndex {
-	t := &trigramIndex{dim: b.lex.dim, post: map[uint32][]int32{}}
-	addWord := func(w string, v []float32) {
+	t := &trigramIndex{post: map[uint32][]int32{}}
+	addWord := func(w string, q []int8, unit float32) {
 		if len(w) < 4 {
 			return
 		}
 		id := int32(len(t.words))
 		t.words = append(t.words, w)
-		t.vecs = append(t.vecs, v)
+		t.q = append(t.q, q)
+		t.unit = append(t.unit, unit)
 		n := 0
 		trigrams(w, func(g uint32) { t.post[g] = append(t.post[g], id); n++ })
 		t.ntri = append(t.ntri, uint8(min(n, 255)))
 	}
 	for i, w := range st.words {
-		addWord(w, st.vecs[i*b.lex.dim:(i+1)*b.lex.dim])
+		addWord(w, st.row(int32(i), b.lex.dim), st.unit[i])
 	}
 	if !b.opts.NoLexicon {
 		for i, w := range b.lex.words {
 			if _, dup := st.rows[w]; !dup {
-				addWord(w, b.lex.vec(int32(i)))
+				addWord(w, b.lex.qrow(int32(i)), b.lex.s[i])
 			}
 		}
 	}
 	return t
 }
 
-// closest returns the vector of the known word with the highest Dice
-// coefficient over character trigrams, if it is at least 0.6, and the
-// coefficient.
-func (t *trigramIndex) closest(w string) ([]float32, float64) {
+// closest returns the vector (and its unit scale) of the known word with
+// the highest Dice coefficient over character trigrams, if it is at least
+// 0.6, and the coefficient.
+func (t *trigramIndex) closest(w string) ([]int8, float32, float64) {
 	hits := map[int32]int{}
 	n := 0
 	trigrams(w, func(g uint32) {
@@ -851,7 +854,7 @@ func (t *trigramIndex) closest(w string) ([]float32, float64) {
 		}
 	}
 	if best < 0 || bestScore < 0.6 {
-		return nil, 0
+		return nil, 0, 0
 	}
-	return t.vecs[best], bestScore
+	return t.q[best], t.unit[best], bestScore
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/tidings-mcp/tidings/internal/embed/internal/textutil"
 )
@@ -28,10 +29,14 @@ type lexicon struct {
 	dim   int
 	words []string
 	index map[string]int32
-	prior []uint8   // 20·ln(1+SemCor tag count): a frequency hint
-	vecs  []float32 // len(words) × dim, rows L2-normalised
-	exc   map[string]string
-	id    string // first 8 bytes of the data's SHA-256, hex
+	prior []uint8 // 20·ln(1+SemCor tag count): a frequency hint
+	// q holds the int8 vectors (len(words) × dim) and s one scale per
+	// word such that q·s has unit length. Keeping int8 in memory costs a
+	// quarter of float32 (4.9 MB instead of 19.5 MB).
+	q   []int8
+	s   []float32
+	exc map[string]string
+	id  string // first 8 bytes of the data's SHA-256, hex
 }
 
 var (
@@ -65,8 +70,7 @@ func parseLexicon(data []byte) (*lexicon, error) {
 		return nil, fmt.Errorf("lexicon: implausible size %d×%d", n, dim)
 	}
 	lx := &lexicon{dim: dim, words: make([]string, n), index: make(map[string]int32, n), prior: make([]uint8, n),
-		vecs: make([]float32, n*dim), exc: map[string]string{}}
-	scales := make([]float32, n)
+		q: make([]int8, n*dim), s: make([]float32, n), exc: map[string]string{}}
 	readStr := func() (string, error) {
 		l, err := r.ReadByte()
 		if err != nil {
@@ -91,18 +95,14 @@ func parseLexicon(data []byte) (*lexicon, error) {
 		}
 		lx.words[i], lx.prior[i] = w, p
 		lx.index[w] = int32(i)
-		scales[i] = math.Float32frombits(le.Uint32(b4[:]))
+		// b4 holds the stored scale; the unit scale is derived from q.
 	}
-	q := make([]byte, dim)
 	for i := 0; i < n; i++ {
-		if _, err := io.ReadFull(r, q); err != nil {
+		row := lx.q[i*dim : (i+1)*dim]
+		if _, err := io.ReadFull(r, unsafeBytes(row)); err != nil {
 			return nil, fmt.Errorf("lexicon vectors: %w", err)
 		}
-		row := lx.vecs[i*dim : (i+1)*dim]
-		for j, x := range q {
-			row[j] = float32(int8(x)) * scales[i]
-		}
-		normalize(row)
+		lx.s[i] = unitScale(row)
 	}
 	if _, err := io.ReadFull(r, b4[:]); err != nil {
 		return nil, fmt.Errorf("lexicon exceptions: %w", err)
@@ -124,22 +124,62 @@ func parseLexicon(data []byte) (*lexicon, error) {
 	return lx, nil
 }
 
+// row returns the row of s or of the word its exception/alias entry
+// names ("teeth" → "tooth", "relocate" → "move").
+func (lx *lexicon) row(s string) (int32, bool) {
+	if i, ok := lx.index[s]; ok {
+		return i, true
+	}
+	if b, ok := lx.exc[s]; ok {
+		if i, ok := lx.index[b]; ok {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
 // lookup returns the row of w's dictionary form, or -1.
 func (lx *lexicon) lookup(w string) int32 {
-	if i, ok := lx.index[w]; ok {
+	if i, ok := lx.row(w); ok {
 		return i
 	}
-	b := textutil.Morph(w, func(s string) bool { _, ok := lx.index[s]; return ok }, func(s string) (string, bool) {
-		v, ok := lx.exc[s]
-		return v, ok
-	})
+	b := textutil.Morph(w, func(s string) bool { _, ok := lx.row(s); return ok }, nil)
 	if b == "" {
 		return -1
 	}
-	return lx.index[b]
+	i, _ := lx.row(b)
+	return i
 }
 
-func (lx *lexicon) vec(i int32) []float32 { return lx.vecs[int(i)*lx.dim : int(i+1)*lx.dim] }
+func (lx *lexicon) qrow(i int32) []int8 { return lx.q[int(i)*lx.dim : int(i+1)*lx.dim] }
+
+// addTo adds w × (word i's unit vector) to acc.
+func (lx *lexicon) addTo(i int32, w float32, acc []float32) { addScaled(acc, lx.qrow(i), w*lx.s[i]) }
+
+// unitScale returns the scale that gives q unit length (0 for a zero row).
+func unitScale(q []int8) float32 {
+	n := 0.0
+	for _, x := range q {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return 0
+	}
+	return float32(1 / math.Sqrt(n))
+}
+
+// addScaled adds w·q to acc.
+func addScaled(acc []float32, q []int8, w float32) {
+	acc = acc[:len(q)]
+	for j, x := range q {
+		acc[j] += w * float32(x)
+	}
+}
+
+// unsafeBytes views an int8 slice as bytes for reading.
+func unsafeBytes(q []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
+}
 
 // normalize scales v to unit length in place; a zero vector stays zero.
 func normalize(v []float32) {

@@ -19,7 +19,7 @@ func neighbours(t *testing.T, lx *lexicon, w string, n int) []string {
 	}
 	ps := make([]p, len(lx.words))
 	for j := range lx.words {
-		ps[j] = p{lx.words[j], dot(lx.vec(i), lx.vec(int32(j)))}
+		ps[j] = p{lx.words[j], dot(lexVec(lx, i), lexVec(lx, int32(j)))}
 	}
 	sort.Slice(ps, func(a, b int) bool { return ps[a].s > ps[b].s })
 	out := make([]string, n)
@@ -66,4 +66,11 @@ func BenchmarkParseLexicon(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// lexVec returns word i's unit vector as float32.
+func lexVec(lx *lexicon, i int32) []float32 {
+	v := make([]float32, lx.dim)
+	lx.addTo(i, 1, v)
+	return v
 }

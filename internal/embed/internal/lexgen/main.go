@@ -68,6 +68,7 @@ var linkWeight = map[string]float32{
 }
 
 var (
+	aliases   bool
 	skipTop   int
 	maxDF     int
 	glossMode string
@@ -79,10 +80,11 @@ func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet 3.0 dict directory")
 	out := flag.String("out", "internal/embed/data/lexicon.bin.gz", "output file")
 	dim := flag.Int("dim", 128, "vector dimensions")
-	maxWords := flag.Int("words", 38000, "maximum vocabulary size")
+	maxWords := flag.Int("words", 37000, "maximum vocabulary size")
 	method := flag.String("method", "svd", "reduction: svd, or rp (random projection of PPMI rows)")
 	flag.StringVar(&glossMode, "gloss", "synsets", "gloss features: synsets (senses of gloss words), words, or both")
 	flag.Float64Var(&eigPow, "eig", 0.5, "singular value exponent of the SVD vectors")
+	flag.BoolVar(&aliases, "aliases", true, "map lemmas outside the vocabulary to a kept synonym or hypernym")
 	flag.IntVar(&skipTop, "skip", 1, "drop this many leading singular directions (frequency/hub directions)")
 	flag.Float64Var(&revWeight, "rev", 0.3, "weight of the reverse gloss link")
 	flag.IntVar(&maxDF, "maxdf", 300, "drop features shared by more than this many words (hubs such as 'person')")
@@ -515,6 +517,45 @@ func ppmi(m *linalg.CSR) {
 	_ = total
 }
 
+// aliases maps each WordNet lemma left out of the vocabulary to a kept
+// word of its first sense that has one: a synonym in the same synset, else
+// a lemma of a hypernym ("relocate" → "move", "adapter" → "device"), so
+// everyday words beyond the vocabulary still get a meaning.
+func (g *gen) aliases(kept map[string]bool) map[string]string {
+	out := map[string]string{}
+	pick := func(s int) string {
+		for _, w := range g.synsets[s].words {
+			if kept[w] {
+				return w
+			}
+		}
+		return ""
+	}
+	for w := range g.lemmas {
+		if kept[w] || !isPlainWord(w) || textutil.IsStopword(w) {
+			continue
+		}
+		senses := g.senses[w]
+		if len(senses) == 0 {
+			continue
+		}
+		s := senses[0]
+		t := pick(s)
+		for _, p := range g.synsets[s].ptrs {
+			if t != "" {
+				break
+			}
+			if p.sym == "@" || p.sym == "@i" || p.sym == "&" {
+				t = pick(p.target)
+			}
+		}
+		if t != "" {
+			out[w] = t
+		}
+	}
+	return out
+}
+
 // write stores: magic "TDLX", version 1, dim, word count, then per word a
 // length-prefixed lemma, a frequency prior byte and a float32 scale, then
 // the int8 vectors, then the irregular-form exceptions whose base is kept.
@@ -561,19 +602,30 @@ func (g *gen) write(out string, vocab []string, vecs [][]float32, dim int) error
 	for _, w := range vocab {
 		kept[w] = true
 	}
-	var excs []string
+	table := map[string]string{}
 	for k, v := range g.exc {
 		if kept[v] && !kept[k] && isPlainWord(k) {
-			excs = append(excs, k)
+			table[k] = v
 		}
+	}
+	if aliases {
+		for w, v := range g.aliases(kept) {
+			if _, dup := table[w]; !dup {
+				table[w] = v
+			}
+		}
+	}
+	excs := make([]string, 0, len(table))
+	for k := range table {
+		excs = append(excs, k)
 	}
 	sort.Strings(excs)
 	binary.Write(bw, le, uint32(len(excs)))
 	for _, k := range excs {
 		bw.WriteByte(byte(len(k)))
 		bw.WriteString(k)
-		bw.WriteByte(byte(len(g.exc[k])))
-		bw.WriteString(g.exc[k])
+		bw.WriteByte(byte(len(table[k])))
+		bw.WriteString(table[k])
 	}
 	if err := bw.Flush(); err != nil {
 		return err
