@@ -3,6 +3,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -335,6 +336,9 @@ func encodeRequest(id, action string, params any, version string) ([]byte, error
 		p = json.RawMessage("{}")
 	case json.RawMessage:
 		p = v
+		if len(bytes.TrimSpace(p)) == 0 {
+			p = json.RawMessage("{}")
+		}
 	default:
 		b, err := json.Marshal(params)
 		if err != nil {

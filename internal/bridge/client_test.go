@@ -258,6 +258,11 @@ func TestEncodeRequest(t *testing.T) {
 			t.Errorf("params %v accepted", p)
 		}
 	}
+	for _, empty := range []any{nil, json.RawMessage(nil), json.RawMessage(" ")} {
+		if b, err := encodeRequest("a", "status", empty, Version12); err != nil || !strings.Contains(string(b), `"params":{}`) {
+			t.Errorf("params %#v → %s %v", empty, b, err)
+		}
+	}
 	b, err := encodeRequest("a", "status", nil, Version12)
 	if err != nil || string(b) != `{"id":"a","action":"status","params":{}}` {
 		t.Errorf("1.2 request = %s %v", b, err)

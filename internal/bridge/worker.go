@@ -873,3 +873,24 @@ func (w *Worker) status(ctx context.Context, v string) (StatusResult, map[string
 	extra["extension_actions"] = ext
 	return res, extra
 }
+
+// PrepareFolder creates the bridge folder (and any missing parent) and its
+// runtime directories with mode 0700, checking them as the worker does:
+// an existing unsafe directory is refused, never changed.
+func PrepareFolder(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(abs), err)
+	}
+	w := &Worker{opts: Options{Dir: abs}}
+	err = w.openDirs()
+	for _, d := range []*dir{w.nonces, w.responses, w.requests, w.control, w.root} {
+		if d != nil {
+			d.close()
+		}
+	}
+	return err
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/bridge"
+	"github.com/tidings-mcp/tidings/internal/config"
+)
+
+func init() {
+	register(command{
+		name:    "bridge",
+		summary: "bridge client and installer: call ACTION [PARAMS_JSON] | install | uninstall",
+		run:     runBridge,
+	})
+}
+
+const bridgeUsage = `Usage:
+  tidings bridge call ACTION [PARAMS_JSON] [--bridge-dir DIR] [--timeout 15s] [--protocol 1.3|1.2]
+  tidings bridge install [--bridge-dir DIR] [--mode watch|once] [--role manager] [source flags]
+  tidings bridge uninstall
+
+call sends one request through the bridge folder and prints the response
+JSON (exit status 1 when "ok" is false). It asks status first and refuses a
+helper of another major protocol version.
+
+install sets up the helper for this user: a LaunchAgent on macOS
+(~/Library/LaunchAgents/` + bridge.LaunchdLabel + `.plist), systemd user units on
+Linux (~/.config/systemd/user/` + bridge.SystemdUnit + `.*). --mode watch (default)
+keeps one helper running and answers in milliseconds; --mode once starts the
+helper when a request appears (launchd WatchPaths, ThrottleInterval 1; a
+systemd .path unit). The helper gets the source flags you pass here
+(--imessage, --contacts, …) so it reads the same data. On macOS, grant the
+printed binary Full Disk Access.
+
+uninstall stops and removes the helper's service files; the bridge folder and
+its policy (contacts/*.txt) stay.
+`
+
+func runBridge(ctx context.Context, m *Main, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(m.Stdout, bridgeUsage)
+		return nil
+	}
+	switch args[0] {
+	case "call":
+		return runBridgeCall(ctx, m, args[1:])
+	case "install":
+		return runBridgeInstall(ctx, m, args[1:])
+	case "uninstall":
+		return runBridgeUninstall(ctx, m, args[1:])
+	}
+	return usageError{fmt.Sprintf("unknown bridge verb %q (want call, install or uninstall)", args[0])}
+}
+
+func runBridgeCall(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("bridge call", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, bridgeUsage) }
+	dirFlag := fs.String("bridge-dir", "", "the bridge folder (default: TIDINGS_BRIDGE, else $TIDINGS_HOME/bridge)")
+	timeout := fs.Duration("timeout", bridge.DefaultTimeout, "how long to wait for the helper")
+	proto := fs.String("protocol", bridge.Version13, "protocol version to speak: 1.3 (with the extension) or 1.2 (exactly the seed)")
+	loader := config.Bind(fs, "home")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageError{"bridge call needs ACTION and optionally PARAMS_JSON (a JSON object)"}
+	}
+	if *proto != bridge.Version12 && *proto != bridge.Version13 {
+		return usageError{fmt.Sprintf("--protocol %q: want 1.2 or 1.3", *proto)}
+	}
+	var params json.RawMessage
+	if len(pos) == 2 {
+		params = json.RawMessage(pos[1])
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(params, &obj); err != nil || obj == nil {
+			return usageError{fmt.Sprintf("PARAMS_JSON must be a JSON object, e.g. '{\"days\": 2}' (got %q)", pos[1])}
+		}
+	}
+	cfg, err := loader.Load(m.Getenv)
+	if err != nil {
+		return err
+	}
+	c := bridge.NewClient(bridgeDirFor(*dirFlag, cfg))
+	defer c.Close()
+	c.Timeout, c.Version = *timeout, *proto
+	action := pos[0]
+	if action != bridge.ActionStatus {
+		if _, err := c.Connect(ctx); err != nil {
+			return err
+		}
+	}
+	resp, callErr := c.Call(ctx, action, params)
+	if resp == nil {
+		return callErr
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, bytes.TrimSpace(resp.Raw), "", "  "); err != nil {
+		return fmt.Errorf("bridge response: %w", err)
+	}
+	out.WriteByte('\n')
+	m.Stdout.Write(out.Bytes())
+	if action == bridge.ActionStatus && callErr == nil {
+		var st bridge.StatusResult
+		if err := resp.Decode(&st); err == nil {
+			if err := bridge.CheckVersion(st.ProtocolVersion); err != nil {
+				return err
+			}
+		}
+	}
+	return callErr
+}
+
+// installFlags are the settings passed on to the installed helper.
+var installFlags = []string{"home", "region", "imessage", "ios-backup", "android-xml", "contacts"}
+
+func runBridgeInstall(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("bridge install", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, bridgeUsage); fs.PrintDefaults() }
+	dirFlag := fs.String("bridge-dir", "", "the bridge folder (default: TIDINGS_BRIDGE, else $TIDINGS_HOME/bridge)")
+	mode := fs.String("mode", bridge.ModeWatch, "watch (one helper stays up; milliseconds) or once (started per request)")
+	role := fs.String("role", "", `bridge role: "" (host, for AI assistants) or "manager" (policy tooling)`)
+	dryRun := fs.Bool("dry-run", false, "print the service files instead of installing them")
+	loader := config.Bind(fs, installFlags...)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("bridge install takes no arguments (got %q)", fs.Args())}
+	}
+	if *mode != bridge.ModeWatch && *mode != bridge.ModeOnce {
+		return usageError{fmt.Sprintf("--mode %q: want watch or once", *mode)}
+	}
+	if _, err := bridge.ParseRole(*role); err != nil {
+		return usageError{fmt.Sprintf("--role %q: want manager, or nothing for a host bridge", *role)}
+	}
+	cfg, err := loader.Load(m.Getenv)
+	if err != nil {
+		return err
+	}
+	spec, err := installSpec(cfg, *dirFlag, *mode, *role)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	in := installer(m)
+	if *dryRun {
+		return printUnits(m, in, spec)
+	}
+	return in.Install(ctx, spec)
+}
+
+// installSpec builds the helper's service definition: the exact binary
+// (symlinks resolved, since macOS attaches Full Disk Access to the file)
+// and the data settings the helper must read.
+func installSpec(cfg *config.Config, dirFlag, mode, role string) (bridge.InstallSpec, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return bridge.InstallSpec{}, fmt.Errorf("locate the tidings binary: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	dir, err := filepath.Abs(bridgeDirFor(dirFlag, cfg))
+	if err != nil {
+		return bridge.InstallSpec{}, err
+	}
+	args := []string{"--home", cfg.Home}
+	if cfg.Origins["region"] != "default" && cfg.Region != "" {
+		args = append(args, "--region", cfg.Region)
+	}
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	if cfg.IMessage != "" {
+		args = append(args, "--imessage", abs(cfg.IMessage))
+	}
+	if cfg.IOSBackup != "" {
+		args = append(args, "--ios-backup", abs(cfg.IOSBackup))
+	}
+	for _, p := range cfg.AndroidXML {
+		args = append(args, "--android-xml", abs(p))
+	}
+	for _, p := range cfg.Contacts {
+		args = append(args, "--contacts", abs(p))
+	}
+	return bridge.InstallSpec{Program: exe, BridgeDir: dir, Mode: mode, Role: role, Args: args}, nil
+}
+
+func installer(m *Main) bridge.Installer {
+	home, _ := os.UserHomeDir()
+	if h := m.Getenv("HOME"); h != "" {
+		home = h
+	}
+	cfgHome := m.Getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(cfgHome) {
+		cfgHome = ""
+	}
+	return bridge.Installer{GOOS: runtime.GOOS, Home: home, ConfigHome: cfgHome, UID: os.Getuid(),
+		Run: bridge.ExecRunner(m.Stderr), Out: m.Stdout}
+}
+
+func printUnits(m *Main, in bridge.Installer, spec bridge.InstallSpec) error {
+	if in.GOOS == "darwin" {
+		data, err := bridge.LaunchAgentPlist(spec)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(m.Stdout, "# %s\n%s", in.Paths()[0], data)
+		return nil
+	}
+	units, err := bridge.SystemdUnits(spec)
+	if err != nil {
+		return err
+	}
+	for _, p := range in.Paths() {
+		if body, ok := units[filepath.Base(p)]; ok {
+			fmt.Fprintf(m.Stdout, "# %s\n%s\n", p, strings.TrimRight(body, "\n"))
+		}
+	}
+	return nil
+}
+
+func runBridgeUninstall(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("bridge uninstall", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, bridgeUsage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("bridge uninstall takes no arguments (got %q)", fs.Args())}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return installer(m).Uninstall(ctx)
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/bridge"
+	"github.com/tidings-mcp/tidings/internal/imessage/demo"
+)
+
+// startHelper runs `tidings helper --watch` in-process until the test ends.
+func startHelper(t *testing.T, env map[string]string, args ...string) {
+	t.Helper()
+	m, _, stderr := testMain(t, env)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, append([]string{"helper", "--watch"}, args...)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("helper: %v\n%s", err, stderr)
+		}
+	})
+}
+
+// bridgeCall runs `tidings bridge call` and decodes the printed response.
+func bridgeCall(t *testing.T, dir string, args ...string) (map[string]any, error) {
+	t.Helper()
+	m, out, _ := testMain(t, nil)
+	err := m.Run(context.Background(), append([]string{"bridge", "call", "--bridge-dir", dir, "--timeout", "10s"}, args...))
+	var got map[string]any
+	if out.Len() > 0 {
+		if jerr := json.Unmarshal(out.Bytes(), &got); jerr != nil {
+			t.Fatalf("bridge call printed non-JSON: %v\n%s", jerr, out)
+		}
+	}
+	return got, err
+}
+
+func demoData(t *testing.T) *demo.Result {
+	t.Helper()
+	res, err := demo.Generate(context.Background(), demo.Options{Dir: t.TempDir(), Messages: demo.MinMessages(),
+		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestHelperManagerBridge: a manager helper over the demo chat.db lists
+// chats through `tidings bridge call`, and refuses body-returning actions.
+func TestHelperManagerBridge(t *testing.T) {
+	data := demoData(t)
+	dir := filepath.Join(t.TempDir(), "bridge")
+	startHelper(t, map[string]string{bridge.RoleEnv: "manager", "TIDINGS_NOW": "2026-11-30T12:00:00Z"},
+		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
+	waitDir(t, filepath.Join(dir, "control", "requests"))
+
+	st, err := bridgeCall(t, dir, "status", "--protocol", "1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["bridge_role"] != "manager" || st["protocol_version"] != "1.2" || st["checks"].(map[string]any)["database"] != true {
+		t.Errorf("status = %v", st)
+	}
+	got, err := bridgeCall(t, dir, "list_chats", `{"days": 3650, "limit": 5}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chats, _ := got["chats"].([]any)
+	if got["ok"] != true || len(chats) != 5 || got["truncated"] != true {
+		t.Fatalf("list_chats = %v", got)
+	}
+	if first := chats[0].(map[string]any); first["label"] == "" || first["last_activity_date"] == "" {
+		t.Errorf("first chat = %v", first)
+	}
+	got, err = bridgeCall(t, dir, "search", `{"term": "dinner"}`)
+	var re *bridge.RemoteError
+	if !errors.As(err, &re) || got["error"] != bridge.ErrTextNotPermitted {
+		t.Errorf("manager search: %v %v", got, err)
+	}
+	if _, err := bridgeCall(t, dir, "list_chats", `{"days": 4000}`); err == nil || !strings.Contains(err.Error(), "days must be") {
+		t.Errorf("days out of bounds: %v", err)
+	}
+}
+
+// TestHelperInvalidRoleServesNothing: an unknown IMESSAGE_BRIDGE_ROLE
+// answers every request with an error and never opens chat.db.
+func TestHelperInvalidRoleServesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bridge")
+	missing := filepath.Join(t.TempDir(), "never-opened.db")
+	startHelper(t, map[string]string{bridge.RoleEnv: "superuser"}, "--bridge-dir", dir, "--imessage", missing)
+	waitDir(t, filepath.Join(dir, "control", "requests"))
+	got, err := bridgeCall(t, dir, "status")
+	if err == nil || got["ok"] != false || !strings.Contains(got["error"].(string), "IMESSAGE_BRIDGE_ROLE") {
+		t.Errorf("status under an invalid role: %v %v", got, err)
+	}
+	if list, _ := got["allowed_actions"].([]any); list == nil || len(list) != 0 {
+		t.Errorf("allowed_actions = %v", got["allowed_actions"])
+	}
+}
+
+func TestBridgeCallTimeout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bridge")
+	if err := bridge.PrepareFolder(dir); err != nil {
+		t.Fatal(err)
+	}
+	m, _, _ := testMain(t, nil)
+	err := m.Run(context.Background(), []string{"bridge", "call", "status", "--bridge-dir", dir, "--timeout", "150ms"})
+	if !errors.Is(err, bridge.ErrTimeout) || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestBridgeCommandUsage(t *testing.T) {
+	var ue usageError
+	for _, args := range [][]string{
+		{"bridge", "frob"},
+		{"bridge", "call"},
+		{"bridge", "call", "status", "[1]"},
+		{"bridge", "call", "status", "--protocol", "2.0"},
+		{"helper", "--once", "--watch"},
+		{"helper", "extra"},
+		{"bridge", "install", "--mode", "daemon", "--dry-run"},
+	} {
+		m, _, _ := testMain(t, nil)
+		if err := m.Run(context.Background(), args); !errors.As(err, &ue) {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestBridgeInstallDryRun renders the service files with the exact binary
+// and the data flags passed through.
+func TestBridgeInstallDryRun(t *testing.T) {
+	m, out, _ := testMain(t, nil)
+	chat := filepath.Join(t.TempDir(), "chat.db")
+	if err := m.Run(context.Background(), []string{"bridge", "install", "--dry-run", "--mode", "once", "--imessage", chat}); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	for _, want := range []string{exe, "--imessage", chat, "--once"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if !bytes.Contains(out.Bytes(), []byte("PathExistsGlob=")) && !bytes.Contains(out.Bytes(), []byte("<key>WatchPaths</key>")) {
+		t.Errorf("no trigger in:\n%s", out)
+	}
+}
+
+func waitDir(t *testing.T, p string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s never appeared", p)
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"github.com/tidings-mcp/tidings/internal/bridge"
+	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/policy"
+)
+
+func init() {
+	register(command{
+		name:    "helper",
+		summary: "the bridge worker: answer bridge requests in --bridge-dir (--once drains the queue, --watch stays up)",
+		run:     runHelper,
+	})
+}
+
+// helperFlags are the settings the helper reads like `tidings serve` does.
+var helperFlags = []string{"home", "region", "imessage", "ios-backup", "android-xml", "contacts", "log-level", "embedder", "embedder-url", "embedder-model"}
+
+const helperUsage = `Usage: tidings helper --bridge-dir DIR [--once | --watch] [flags]
+
+Serves the file bridge (protocol 1.2, plus the 1.3 extension) in DIR: reads
+DIR/control/requests/request-<id>.json, writes DIR/control/responses/response-<id>.json.
+--once answers every queued request and exits (what launchd/systemd start on
+demand); --watch stays up and answers new requests within milliseconds.
+
+The role comes from IMESSAGE_BRIDGE_ROLE: unset = host, "manager" = the
+policy-management bridge; any other value serves nothing. The data comes from
+the same settings as tidings serve (TIDINGS_HOME, config.toml, --imessage, …);
+the read policy from DIR/contacts/. On macOS this is the one process that needs
+Full Disk Access. Diagnostics go to DIR/control/log.txt (never message content).
+
+Flags:
+`
+
+// bridgeDirFlag resolves --bridge-dir: the flag, else TIDINGS_BRIDGE /
+// config's bridge, else $TIDINGS_HOME/bridge.
+func bridgeDirFor(flagValue string, cfg *config.Config) string {
+	switch {
+	case flagValue != "":
+		return flagValue
+	case cfg.Bridge != "":
+		return cfg.Bridge
+	}
+	return cfg.Path("bridge")
+}
+
+func runHelper(ctx context.Context, m *Main, args []string) error {
+	fs := flag.NewFlagSet("helper", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, helperUsage); fs.PrintDefaults() }
+	dirFlag := fs.String("bridge-dir", "", "the bridge folder (default: TIDINGS_BRIDGE, else $TIDINGS_HOME/bridge)")
+	once := fs.Bool("once", false, "answer every queued request, then exit (default)")
+	watch := fs.Bool("watch", false, "stay up and answer requests as they arrive")
+	loader := config.Bind(fs, helperFlags...)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("helper takes no arguments (got %q)", fs.Args())}
+	}
+	if *once && *watch {
+		return usageError{"--once and --watch exclude each other"}
+	}
+	cfg, err := loader.Load(m.Getenv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(m.Stderr, cfg.LogLevel)
+	dir, err := filepath.Abs(bridgeDirFor(*dirFlag, cfg))
+	if err != nil {
+		return err
+	}
+	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv}
+	w, err := bridge.NewWorker(bridge.Options{
+		Dir:           dir,
+		Role:          m.Getenv(bridge.RoleEnv),
+		Open:          h.open,
+		Status:        h.status,
+		Extensions:    helperExtensions(h),
+		HelperVersion: Version,
+		CodeRoot:      codeRoot(),
+		Logger:        logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if *watch {
+		logger.Info("tidings helper watching", "bridge", dir, "role", w.Role())
+		return w.Watch(ctx)
+	}
+	st, err := w.Drain(ctx)
+	logger.Debug("tidings helper drained", "answered", st.Answered, "errors", st.Errors, "reaped", st.Reaped)
+	return err
+}
+
+// codeRoot is the folder holding the helper binary (status' code_root).
+func codeRoot() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(exe)
+}
+
+// helperData opens the helper's data on demand: the worker calls open only
+// for an action the role permits, so a refused request opens nothing.
+type helperData struct {
+	cfg    *config.Config
+	dir    string
+	logger *slog.Logger
+	getenv func(string) string
+}
+
+// hostBackend builds the host role's backend (the query layer over the
+// index, with the bridge folder's read policy). It is a variable so the
+// file that wires the query layer can set it.
+var hostBackend = func(ctx context.Context, h *helperData) (bridge.Backend, error) {
+	return bridge.Unsupported{Reason: "this build's helper has no query layer wired for the host role yet"}, nil
+}
+
+// helperExtensions returns the protocol 1.3 actions; set by the file that
+// wires the query layer.
+var helperExtensions = func(h *helperData) []bridge.Extension { return nil }
+
+func (h *helperData) open(ctx context.Context, role bridge.Role) (bridge.Backend, error) {
+	if role == bridge.RoleManager {
+		return h.managerBackend(ctx)
+	}
+	return hostBackend(ctx, h)
+}
+
+// managerBackend opens chat.db for list_chats and the contacts for an
+// unfiltered contacts_lookup.
+func (h *helperData) managerBackend(ctx context.Context) (bridge.Backend, error) {
+	m := &bridge.ManagerBackend{Now: h.cfg.Now}
+	if h.cfg.IMessage != "" {
+		db, err := bridge.OpenChatDB(ctx, h.cfg.IMessage)
+		if err != nil {
+			return nil, err
+		}
+		m.Chats = db
+	}
+	if len(h.cfg.Contacts) > 0 {
+		book, err := openBook(ctx, h.cfg, h.logger)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.Contacts = book
+	}
+	return m, nil
+}
+
+// openBook reads the configured contacts sources into one book; a source
+// that fails is logged and skipped.
+func openBook(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*contacts.Book, error) {
+	var srcs []contacts.Source
+	for _, p := range cfg.Contacts {
+		src, err := contacts.DetectSource(p)
+		if err != nil {
+			logger.Warn("contacts source skipped", "path", p, "err", err)
+			continue
+		}
+		srcs = append(srcs, src)
+	}
+	book, sts, err := contacts.Open(ctx, srcs, cfg.Region)
+	for _, st := range sts {
+		if st.Err != nil {
+			logger.Warn("contacts source", "path", st.Path, "err", st.Err)
+		}
+	}
+	return book, err
+}
+
+// status reports policy metadata and local checks without opening any
+// database: the messages database is only opened as a file to prove it
+// is readable (Full Disk Access).
+func (h *helperData) status(ctx context.Context) bridge.StatusDetails {
+	det := bridge.StatusDetails{Checks: map[string]bool{}}
+	if store, err := policy.NewStore(h.dir, policy.Options{}); err != nil {
+		det.Policy = bridge.PolicyStatus{Error: err.Error()}
+	} else if p, err := store.Current(); err != nil {
+		det.Policy = bridge.PolicyStatus{Error: err.Error()}
+	} else {
+		info := p.Info()
+		det.Policy = bridge.PolicyStatus{Mode: string(info.Mode), Hardened: info.Hardened, BlockedEntries: info.BlockedEntries,
+			AllowedEntries: info.AllowedEntries, Fingerprint: info.Fingerprint}
+	}
+	det.Checks[bridge.CheckDatabase] = readable(h.cfg.IMessage) || readable(h.cfg.IOSBackup)
+	det.Checks[bridge.CheckConfirmation] = confirmerAvailable(h.getenv)
+	return det
+}
+
+// readable reports whether path can be opened for reading (no content is
+// read).
+func readable(path string) bool {
+	if path == "" {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// confirmerAvailable reports whether a native send confirmation can be
+// shown: osascript on macOS, zenity or kdialog with a display elsewhere.
+func confirmerAvailable(getenv func(string) string) bool {
+	if runtime.GOOS == "darwin" {
+		_, err := exec.LookPath("osascript")
+		return err == nil
+	}
+	if getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
+		return false
+	}
+	for _, p := range []string{"zenity", "kdialog"} {
+		if _, err := exec.LookPath(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
