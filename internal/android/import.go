@@ -138,11 +138,15 @@ func Import(ctx context.Context, src io.ReadSeeker, opts ImportOptions, sink Sin
 		return nil
 	}
 	rd := NewReader(src, &opts.Reader)
+	finish := func(err error) (Result, error) {
+		res.Stats, res.Header, res.Contacts = rd.Stats(), rd.Header(), c.names.contacts()
+		return res, err
+	}
 	var readErr error
 	for n := 0; ; n++ {
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return finish(err)
 			}
 		}
 		rec, err := rd.Next()
@@ -160,17 +164,14 @@ func Import(ctx context.Context, src io.ReadSeeker, opts ImportOptions, sink Sin
 		pending = append(pending, msg)
 		if len(pending) >= batch {
 			if err := flush(); err != nil {
-				return res, err
+				return finish(err)
 			}
 		}
 	}
 	if err := flush(); err != nil {
-		return res, err
+		return finish(err)
 	}
-	res.Stats = rd.Stats()
-	res.Header = rd.Header()
-	res.Contacts = c.names.contacts()
-	return res, readErr
+	return finish(readErr)
 }
 
 // DetectOwner reads an export's metadata and returns the owner's numbers

@@ -107,7 +107,9 @@ func Write(w io.Writer, cfg Config) (Summary, error) {
 	if cfg.Owner == "" {
 		cfg.Owner = "+14155550100"
 	}
-	g := &gen{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), cw: &countWriter{w: w}}
+	// Media draws come from their own stream, so two exports that differ
+	// only in MediaBytes hold the same messages.
+	g := &gen{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), mrng: rand.New(rand.NewPCG(cfg.Seed, 0x3ed1a)), cw: &countWriter{w: w}}
 	g.bw = bufio.NewWriterSize(g.cw, 256<<10)
 	g.setup()
 	if err := g.run(); err != nil {
@@ -135,6 +137,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 type gen struct {
 	cfg     Config
 	rng     *rand.Rand
+	mrng    *rand.Rand
 	cw      *countWriter
 	bw      *bufio.Writer
 	people  []person
@@ -152,10 +155,10 @@ func (g *gen) setup() {
 		area := []string{"415", "650", "212", "312", "718", "617", "206", "512"}[i%8]
 		line := fmt.Sprintf("%04d", 100+i%9900)
 		sub := fmt.Sprintf("555%s", line[len(line)-4:])
-		e164 := "+1" + area + sub
-		if e164 == g.cfg.Owner {
-			e164 = "+1" + area + "5550199"
+		if "+1"+area+sub == g.cfg.Owner {
+			sub = "5550099" // never the owner's own number
 		}
+		e164 := "+1" + area + sub
 		p := person{e164: e164, forms: []string{e164, "(" + area + ") " + sub[:3] + "-" + sub[3:], area + sub, "+1 " + area + "-" + sub[:3] + "-" + sub[3:]}}
 		if g.rng.IntN(10) < 8 {
 			p.name = firstNames[g.rng.IntN(len(firstNames))] + " " + lastNames[g.rng.IntN(len(lastNames))]
@@ -179,7 +182,7 @@ func (g *gen) setup() {
 	}
 	raw := make([]byte, 3*g.cfg.MediaBytes/2+3)
 	for i := range raw {
-		raw[i] = byte(g.rng.Uint32())
+		raw[i] = byte(g.mrng.Uint32())
 	}
 	g.media = base64.StdEncoding.EncodeToString(raw)
 	g.now = g.cfg.Start
@@ -376,7 +379,7 @@ func (g *gen) mms() {
 	g.w(`      <part seq="-1" ct="application/smil" name="smil.xml" chset="106" cd="null" fn="null" cid="&lt;smil&gt;" cl="smil.xml" ctt_s="null" ctt_t="null" text="&lt;smil&gt;&lt;head&gt;&lt;layout&gt;&lt;root-layout/&gt;&lt;/layout&gt;&lt;/head&gt;&lt;body&gt;&lt;par dur=&quot;5000ms&quot;&gt;&lt;img src=&quot;image.jpg&quot;/&gt;&lt;/par&gt;&lt;/body&gt;&lt;/smil&gt;" />` + "\n")
 	if media {
 		g.sum.MediaParts++
-		size := g.cfg.MediaBytes/2 + g.rng.IntN(g.cfg.MediaBytes+1)
+		size := g.cfg.MediaBytes/2 + g.mrng.IntN(g.cfg.MediaBytes+1)
 		size -= size % 3
 		g.sum.MediaBytes += int64(size)
 		name := fmt.Sprintf("IMG_%08d.jpg", g.sum.MediaParts)

@@ -58,7 +58,10 @@ type Source struct {
 
 	mu       sync.Mutex
 	results  []FileResult
-	contacts map[string][]model.Contact // path → names from this process's import
+	contacts map[string][]model.Contact // path → names from this process's Sync
+
+	// readContacts is android.ReadContacts (replaced in tests).
+	readContacts func(ctx context.Context, path, region string) ([]model.Contact, error)
 }
 
 // New returns a Source over paths.
@@ -66,7 +69,10 @@ func New(paths []string, region string) *Source {
 	return &Source{Paths: paths, Region: region}
 }
 
-var _ index.Source = (*Source)(nil)
+var (
+	_ index.Source        = (*Source)(nil)
+	_ index.ContactSource = (*Source)(nil)
+)
 
 // FileResult is what the last Sync did with one file.
 type FileResult struct {
@@ -91,7 +97,14 @@ func (s *Source) Kind() string { return model.SourceAndroid }
 type fileMark struct {
 	FP         string `json:"fp"`
 	Incomplete bool   `json:"incomplete,omitempty"`
+	// Contacts are the file's contact names, kept (up to maxStoredCards)
+	// so an unchanged file needs no pass for Contacts; nil when not kept.
+	Contacts []model.Contact `json:"contacts,omitempty"`
 }
+
+// maxStoredCards bounds the contact cards kept per file in the watermark
+// (about 120 bytes each); a file with more gets a metadata pass instead.
+const maxStoredCards = 5000
 
 type watermark struct {
 	V      int                 `json:"v"`
@@ -166,6 +179,9 @@ func (s *Source) Sync(ctx context.Context, req index.SyncRequest, w index.Writer
 		}
 		if mark, ok := prev.Files[p]; ok && mark.FP == fp {
 			next.Files[p] = mark
+			if mark.Contacts != nil {
+				s.setContacts(p, mark.Contacts)
+			}
 			fr := FileResult{Path: p, Unchanged: true, Incomplete: mark.Incomplete}
 			if mark.Incomplete {
 				fr.Warning = "export is truncated; re-export it to import the rest"
@@ -188,18 +204,30 @@ func (s *Source) Sync(ctx context.Context, req index.SyncRequest, w index.Writer
 			log.Warn("android export: malformed records skipped", "path", p, "skipped", res.Stats.Skipped, "reasons", res.Stats.Reasons)
 		}
 		results = append(results, fr)
-		s.mu.Lock()
-		if s.contacts == nil {
-			s.contacts = map[string][]model.Contact{}
+		cards := res.Contacts
+		if cards == nil {
+			cards = []model.Contact{}
 		}
-		s.contacts[p] = res.Contacts
-		s.mu.Unlock()
-		next.Files[p] = fileMark{FP: fp, Incomplete: fr.Incomplete}
+		s.setContacts(p, cards)
+		mark := fileMark{FP: fp, Incomplete: fr.Incomplete}
+		if len(cards) <= maxStoredCards {
+			mark.Contacts = cards
+		}
+		next.Files[p] = mark
 		if err := checkpoint(w, next); err != nil {
 			return err
 		}
 	}
 	return checkpoint(w, next)
+}
+
+func (s *Source) setContacts(path string, cards []model.Contact) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.contacts == nil {
+		s.contacts = map[string][]model.Contact{}
+	}
+	s.contacts[path] = cards
 }
 
 func checkpoint(w index.Writer, wm watermark) error {
@@ -219,8 +247,9 @@ func (s *Source) Results() []FileResult {
 
 // Contacts returns the contact names the exports carry (Source "android",
 // one card per number; the newest name wins across files), for
-// contacts.NewBook. Files imported by this process's Sync are not read
-// again; others get a metadata-only pass.
+// contacts.NewBook. Names come from this process's Sync (read now, or kept
+// in the watermark of an unchanged file); other files get a metadata-only
+// pass.
 func (s *Source) Contacts(ctx context.Context) ([]model.Contact, error) {
 	paths, err := s.paths()
 	if err != nil {
@@ -232,7 +261,11 @@ func (s *Source) Contacts(ctx context.Context) ([]model.Contact, error) {
 		cards, ok := s.contacts[p]
 		s.mu.Unlock()
 		if !ok {
-			cards, err = android.ReadContacts(ctx, p, s.region())
+			read := s.readContacts
+			if read == nil {
+				read = android.ReadContacts
+			}
+			cards, err = read(ctx, p, s.region())
 			if err != nil && !errors.Is(err, android.ErrTruncated) {
 				return nil, err
 			}

@@ -452,3 +452,50 @@ func (f *fakeChatDB) Changed(context.Context, time.Time, func(model.Message) err
 func (f *fakeChatDB) Deleted(context.Context, int64, func(int64, string) error) error {
 	return errors.ErrUnsupported
 }
+
+// TestContactsFromWatermark: contact names of an unchanged file come from
+// the watermark, so `tidings index` on an unchanged export reads only its
+// fingerprint; a file the watermark does not cover gets a metadata pass.
+func TestContactsFromWatermark(t *testing.T) {
+	ctx := context.Background()
+	ix := openIndex(t)
+	full, a := fixture("full.xml"), fixture("overlap-a.xml")
+	first := New([]string{full}, region)
+	mustSync(t, ix, first)
+	want := mustContacts(t, first)
+	if len(want) != 4 {
+		t.Fatalf("%d cards", len(want))
+	}
+
+	second := New([]string{full, a}, region)
+	var passes []string
+	second.readContacts = func(ctx context.Context, path, region string) ([]model.Contact, error) {
+		passes = append(passes, filepath.Base(path))
+		return android.ReadContacts(ctx, path, region)
+	}
+	// Before any sync in this process, every file needs a pass.
+	if _, err := second.Contacts(ctx); err != nil || len(passes) != 2 {
+		t.Fatalf("passes %v, err %v", passes, err)
+	}
+	passes = nil
+	mustSync(t, ix, second) // full.xml unchanged (names from the watermark), overlap-a.xml read
+	got := mustContacts(t, second)
+	if len(passes) != 0 {
+		t.Errorf("metadata passes %v after a sync: names must come from the sync and the watermark", passes)
+	}
+	ids := func(cs []model.Contact) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID+"="+c.FullName)
+		}
+		return out
+	}
+	for _, w := range ids(want) {
+		if !slices.Contains(ids(got), w) {
+			t.Errorf("card %s missing from %v", w, ids(got))
+		}
+	}
+	if !slices.Contains(ids(got), "android:+12125550111=Carol") {
+		t.Errorf("overlap-a's Carol missing: %v", ids(got))
+	}
+}

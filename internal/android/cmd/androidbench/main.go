@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/android"
@@ -113,7 +114,19 @@ func importCmd(args []string) error {
 	ixPath := fs.String("index", "", "index database path")
 	region := fs.String("region", "US", "phone region")
 	batch := fs.Int("batch", 0, "import batch size (0: default)")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	fs.Parse(args)
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *ixPath == "" {
 		return errors.New("import: -index is required")
 	}
