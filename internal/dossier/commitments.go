@@ -77,37 +77,37 @@ const (
 )
 
 var (
-	reAmount = regexp.MustCompile(`([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?|\b(\d+)(?:\.(\d{1,2}))?\s?(dollars|bucks|usd|euros?|eur|pounds|quid)\b`)
-	reFuture = regexp.MustCompile(`\b(will|i'll|ill|gonna|going to|can you|could you|can u|please|pls|let me|i can|i'd|when you)\b`)
-	rePaid   = regexp.MustCompile(`\b(sent|paid|venmo'?d|venmoed|zelle'?d|zelled|transferred|paypal'?d|e-?transferred)\b[^.?!]*\b(you|u|ya|it|the money|the cash)\b|\b(paid|pay) (you|u) back\b|\bwe'?re (square|even)\b|\bjust (venmo'?d|zelled|paid)\b`)
-	reDone   = regexp.MustCompile(`^(done|sent|booked|ordered|bought|finished|fixed|submitted|handled|all set|all done|it's done)\b|\b(just|already) (sent|did|booked|ordered|bought|finished|submitted|emailed|dropped|picked|fixed|mailed)\b|\bi (sent|did|booked|ordered|bought|finished|submitted|emailed|fixed|mailed|picked (it|them|him|her) up|dropped (it|them) off)\b|\b(here you go|here it is|took care of it|taken care of|found it)\b|\bconfirmed\b`)
+	reAmount = mustRx(`([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?|\b(\d+)(?:\.(\d{1,2}))?\s?(dollars|bucks|usd|euros?|eur|pounds|quid)\b`, "$", "€", "£", "dollar", "buck", "usd", "euro", "eur", "pound", "quid")
+	reFuture = mustRx(`\b(will|i'll|ill|gonna|going to|can you|could you|can u|please|pls|let me|i can|i'd|when you)\b`, "will", "'ll", "ill", "gonna", "going to", "can you", "could you", "can u", "please", "pls", "let me", "i can", "i'd", "when you")
+	rePaid   = mustRx(`\b(sent|paid|venmo'?d|venmoed|zelle'?d|zelled|transferred|paypal'?d|e-?transferred)\b[^.?!]*\b(you|u|ya|it|the money|the cash)\b|\b(paid|pay) (you|u) back\b|\bwe'?re (square|even)\b|\bjust (venmo'?d|zelled|paid)\b`, "sent", "paid", "venmo", "zelle", "transferred", "paypal", "pay", "square", "even")
+	reDone   = mustRx(`^(done|sent|booked|ordered|bought|finished|fixed|submitted|handled|all set|all done|it's done)\b|\b(just|already) (sent|did|booked|ordered|bought|finished|submitted|emailed|dropped|picked|fixed|mailed)\b|\bi (sent|did|booked|ordered|bought|finished|submitted|emailed|fixed|mailed|picked (it|them|him|her) up|dropped (it|them) off)\b|\b(here you go|here it is|took care of it|taken care of|found it)\b|\bconfirmed\b`, "done", "sent", "booked", "ordered", "bought", "finished", "fixed", "submitted", "handled", "all set", "did", "emailed", "dropped", "picked", "mailed", "here you go", "here it is", "took care", "taken care", "found it", "confirmed")
 	// rePastDone is a sentence opening with a past-tense verb ("reviewed it,
 	// left comments"): done, but only for a commitment it shares words with.
-	rePastDone = regexp.MustCompile(`^([a-z]{3,}ed)\b`)
-	reRecv     = regexp.MustCompile(`\b(got it|got them|got the|received|thanks for (sending|the)|thank you for (sending|the)|got your)\b`)
-	reDecline  = regexp.MustCompile(`\b(can'?t|cannot|won'?t be able to|unable to|not able to|no can do|i'?ll pass|not this time)\b`)
-	reNotDecl  = regexp.MustCompile(`\bcan'?t (wait|believe|stop|complain|remember|tell|decide|even)\b`)
-	reCancel   = regexp.MustCompile(`\b(nvm|never ?mind|no need|don'?t worry about it|forget it|cancel(?:led|ed)?|rain ?check|call it off|postpone|reschedule)\b`)
-	reAccept   = regexp.MustCompile(`^(yes|yess+|yeah|yep|yup|sure|ok|okay|of course|absolutely|definitely|will do|on it|no problem|np|sounds good|deal|works for me|perfect|can do|for sure|you got it|i can)\b`)
+	rePastDone = mustRx(`^([a-z]{3,}ed)\b`, "ed")
+	reRecv     = mustRx(`\b(got it|got them|got the|received|thanks for (sending|the)|thank you for (sending|the)|got your)\b`, "got", "received", "thanks for", "thank you for")
+	reDecline  = mustRx(`\b(can'?t|cannot|won'?t be able to|unable to|not able to|no can do|i'?ll pass|not this time)\b`, "can't", "cant", "cannot", "won't", "wont", "unable", "not able", "no can do", "pass", "not this time")
+	reNotDecl  = mustRx(`\bcan'?t (wait|believe|stop|complain|remember|tell|decide|even)\b`, "can")
+	reCancel   = mustRx(`\b(nvm|never ?mind|no need|don'?t worry about it|forget it|cancel(?:led|ed)?|rain ?check|call it off|postpone|reschedule)\b`, "nvm", "never", "no need", "worry", "forget it", "cancel", "rain", "call it off", "postpone", "reschedule")
+	reAccept   = mustRx(`^(yes|yess+|yeah|yep|yup|sure|ok|okay|of course|absolutely|definitely|will do|on it|no problem|np|sounds good|deal|works for me|perfect|can do|for sure|you got it|i can)\b`, "yes", "yeah", "yep", "yup", "sure", "ok", "of course", "absolutely", "definitely", "will do", "on it", "no problem", "np", "sounds good", "deal", "works for me", "perfect", "can do", "for sure", "you got it", "i can")
 
-	reOweThem  = regexp.MustCompile(`\b(you|u) (still )?owe me\b(.*)`)
-	reOweMe    = regexp.MustCompile(`\bi (still )?owe (you|u)\b(.*)`)
-	rePayBack  = regexp.MustCompile(`\b(i'?ll|i will|will|let me|i'?m gonna|im gonna|i'?m going to|i can) (pay|venmo|zelle|paypal|transfer|send|get) (you|u)\b(.*)`)
-	reAskMoney = regexp.MustCompile(`\b(can|could|would) (you|u) (please |pls )?(venmo|zelle|pay|paypal|transfer|send|spot) me\b(.*)|\bpay me back\b(.*)`)
-	reRequest  = regexp.MustCompile(`\b(can|could|would|will) (you|u) (please |pls |maybe )?([a-z']+)(.*)`)
-	rePlease   = regexp.MustCompile(`^(please|pls|plz) ([a-z']+)(.*)|\b(don'?t forget|dont forget|remember) (to )?(.*)|\bmake sure (you |to )(.*)|\bneed (you|u) to (.*)|\b(let me know|lmk)\b(.*)`)
-	rePromise  = regexp.MustCompile(`\b(i'?ll|i will|i'?m going to|im going to|i'?m gonna|im gonna|i am going to|i can)\s+([a-z']+)(.*)`)
-	reBareWill = regexp.MustCompile(`^(will|gonna)\s+([a-z']+)(.*)`)
-	reLetMe    = regexp.MustCompile(`\blet me (send|check|get|find|ask|book|look|call|grab|pick|bring|email|text|sort|handle|pay|venmo|reserve|order|fix)\b(.*)`)
-	reOnIt     = regexp.MustCompile(`^(on it|will do)\b(.*)`)
-	rePlanLets = regexp.MustCompile(`\b(let'?s|we should|we could)\s+([a-z']+)(.*)`)
-	reCanWe    = regexp.MustCompile(`\b(can|could|shall) we\s+([a-z']+)(.*)`)
-	reChance   = regexp.MustCompile(`\b(did|have|could|can) (you|u) (ever |already )?(get|got|had|have|find) (a )?(chance|time|around|a sec|a minute) to (.*)`)
-	reNeedIt   = regexp.MustCompile(`\bneed (it|them|that|this|those|my [a-z']+)( back)? (by|before|this|tomorrow|tonight|on|for)\b`)
-	reImper    = regexp.MustCompile(`^(call|text|email|ring|send|bring|grab|remind|tell|ask|buy|pick up|drop off|give) (me|us|him|her|them|the|a|an|your|my|it|some)\b(.*)`)
-	reConfirm  = regexp.MustCompile(`\b(booked|reserved|reservation|confirmed|reminder of your|your appointment)\b`)
-	reInvite   = regexp.MustCompile(`\b(want to|wanna|would you like to|do you want to|down to|up for)\s+([a-z']+)(.*)`)
-	reSeeYou   = regexp.MustCompile(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`)
+	reOweThem  = mustRx(`\b(you|u) (still )?owe me\b(.*)`, "owe")
+	reOweMe    = mustRx(`\bi (still )?owe (you|u)\b(.*)`, "owe")
+	rePayBack  = mustRx(`\b(i'?ll|i will|will|let me|i'?m gonna|im gonna|i'?m going to|i can) (pay|venmo|zelle|paypal|transfer|send|get) (you|u)\b(.*)`, "pay", "venmo", "zelle", "paypal", "transfer", "send", "get")
+	reAskMoney = mustRx(`\b(can|could|would) (you|u) (please |pls )?(venmo|zelle|pay|paypal|transfer|send|spot) me\b(.*)|\bpay me back\b(.*)`, " me")
+	reRequest  = mustRx(`\b(can|could|would|will) (you|u) (please |pls |maybe )?([a-z']+)(.*)`, "can you", "could you", "would you", "will you", "can u", "could u", "would u", "will u")
+	rePlease   = mustRx(`^(please|pls|plz) ([a-z']+)(.*)|\b(don'?t forget|dont forget|remember) (to )?(.*)|\bmake sure (you |to )(.*)|\bneed (you|u) to (.*)|\b(let me know|lmk)\b(.*)`, "please", "pls", "plz", "forget", "remember", "make sure", "need you", "need u", "let me know", "lmk")
+	rePromise  = mustRx(`\b(i'?ll|i will|i'?m going to|im going to|i'?m gonna|im gonna|i am going to|i can)\s+([a-z']+)(.*)`, "'ll", "i will", "going to", "gonna", "i can")
+	reBareWill = mustRx(`^(will|gonna)\s+([a-z']+)(.*)`, "will", "gonna")
+	reLetMe    = mustRx(`\blet me (send|check|get|find|ask|book|look|call|grab|pick|bring|email|text|sort|handle|pay|venmo|reserve|order|fix)\b(.*)`, "let me")
+	reOnIt     = mustRx(`^(on it|will do)\b(.*)`, "on it", "will do")
+	rePlanLets = mustRx(`\b(let'?s|we should|we could)\s+([a-z']+)(.*)`, "let's", "lets", "we should", "we could")
+	reCanWe    = mustRx(`\b(can|could|shall) we\s+([a-z']+)(.*)`, "can we", "could we", "shall we")
+	reChance   = mustRx(`\b(did|have|could|can) (you|u) (ever |already )?(get|got|had|have|find) (a )?(chance|time|around|a sec|a minute) to (.*)`, "chance", "time", "around", "a sec", "a minute")
+	reNeedIt   = mustRx(`\bneed (it|them|that|this|those|my [a-z']+)( back)? (by|before|this|tomorrow|tonight|on|for)\b`, "need")
+	reImper    = mustRx(`^(call|text|email|ring|send|bring|grab|remind|tell|ask|buy|pick up|drop off|give) (me|us|him|her|them|the|a|an|your|my|it|some)\b(.*)`, "call", "text", "email", "ring", "send", "bring", "grab", "remind", "tell", "ask", "buy", "pick up", "drop off", "give")
+	reConfirm  = mustRx(`\b(booked|reserved|reservation|confirmed|reminder of your|your appointment)\b`, "booked", "reserved", "reservation", "confirmed", "reminder of your", "your appointment")
+	reInvite   = mustRx(`\b(want to|wanna|would you like to|do you want to|down to|up for)\s+([a-z']+)(.*)`, "want to", "wanna", "would you like to", "do you want to", "down to", "up for")
+	reSeeYou   = mustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
 )
 
 // Verbs after "can you"/"I'll" that make no commitment.
@@ -412,6 +412,9 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 	if !touched && amount != nil {
 		// "just a reminder about the $40": a mention of an open debt.
 		for i := len(d.Commitments) - 1; i >= 0; i-- {
+			if d.tooOld(i, m.Time) {
+				break
+			}
 			c := &d.Commitments[i]
 			if c.Status == StatusOpen && c.Amount != nil && c.Amount.Cents == amount.Cents {
 				c.Mentions = appendUnique(c.Mentions, m.ID)
@@ -429,6 +432,9 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 // last few messages.
 func (d *Dossier) acceptTarget(m *Message, speaker, other string) *Commitment {
 	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, m.Time) {
+			break
+		}
 		c := &d.Commitments[i]
 		if c.Status != StatusOpen || c.By != other || (c.Owner != speaker && c.Owner != "both") {
 			continue
@@ -462,6 +468,9 @@ var (
 func (d *Dossier) answerInfo(m *Message, f textInfo, speaker string, loc *time.Location) bool {
 	low := apostrophes.Replace(strings.ToLower(m.Text))
 	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, m.Time) {
+			break
+		}
 		c := &d.Commitments[i]
 		if c.Status != StatusOpen || c.Kind != KindRequest || c.Owner != speaker || m.Time.Sub(c.Created) > acceptWindow {
 			continue
@@ -492,6 +501,9 @@ func (d *Dossier) answerInfo(m *Message, f textInfo, speaker string, loc *time.L
 // ("dinner") reads "7:30" as p.m.
 func (d *Dossier) refinePlan(m *Message, due *Due, window time.Duration, loc *time.Location) bool {
 	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, m.Time) {
+			break
+		}
 		c := &d.Commitments[i]
 		if c.Kind != KindPlan || c.Status != StatusOpen {
 			if window == acceptWindow {
@@ -554,6 +566,9 @@ func within(a, b *Due) bool {
 // the same amount. It reports whether it did.
 func (d *Dossier) merge(n *Commitment, loc *time.Location) bool {
 	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, n.Created) {
+			break
+		}
 		c := &d.Commitments[i]
 		if c.Status != StatusOpen || c.Kind != n.Kind {
 			continue
@@ -639,6 +654,9 @@ func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo,
 	}
 	best, bestScore := -1, 0
 	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, m.Time) {
+			break
+		}
 		c := &d.Commitments[i]
 		if c.Status != StatusOpen || !ok(c) || slices.Contains(c.Sources, m.ID) {
 			continue
@@ -680,6 +698,9 @@ func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo,
 			// "got it, thank you!!" right after the payment: it confirms
 			// the settlement.
 			for i := len(d.Commitments) - 1; i >= 0; i-- {
+				if d.tooOld(i, m.Time) {
+					break
+				}
 				c := &d.Commitments[i]
 				if c.Status == StatusResolved && c.Owner == other && m.Time.Sub(c.Resolved) <= 24*time.Hour {
 					c.ResolvedBy = appendUnique(c.ResolvedBy, m.ID)
@@ -733,6 +754,16 @@ func pastVerbMatches(f textInfo, what string) bool {
 		}
 	}
 	return false
+}
+
+// maxLookback bounds how far back a message looks for the commitment it
+// settles, accepts or repeats, so folding stays linear in long histories.
+const maxLookback = 2 * relateWindow
+
+// tooOld reports whether commitment i (and every older one, since they are
+// kept in creation order) was made more than maxLookback before t.
+func (d *Dossier) tooOld(i int, t time.Time) bool {
+	return t.Sub(d.Commitments[i].Created) > maxLookback
 }
 
 // stem folds plurals and the common verb endings ("reviewed", "booking")

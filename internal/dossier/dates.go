@@ -1,7 +1,6 @@
 package dossier
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,16 +21,16 @@ type Due struct {
 }
 
 var (
-	reWeekday  = regexp.MustCompile(`\b(next |this |on |by |until |before )?(monday|mon|tuesday|tues|tue|wednesday|weds|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)\b`)
-	reRelDay   = regexp.MustCompile(`\b(today|tonight|this evening|this afternoon|this morning|tomorrow|tmrw|tmr|tomorow|tomorrow night|this weekend|next weekend|this week|next week|end of (?:the )?week|eow|next month|this month|end of (?:the )?month|eod|end of (?:the )?day)\b`)
-	reIn       = regexp.MustCompile(`\bin (a|an|one|two|three|four|five|six|a couple of|a few|\d{1,3}) (minutes?|mins?|hours?|hrs?|days?|weeks?|months?)\b`)
-	reMonthDay = regexp.MustCompile(`\b(jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)\.? (\d{1,2})(?:st|nd|rd|th)?(?:\s*(?:-|–|—|to)\s*(\d{1,2})(?:st|nd|rd|th)?)?(?:,? (\d{4}))?\b`)
-	reDayMonth = regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th)? (?:of )?(jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)\b`)
-	reNumeric  = regexp.MustCompile(`\b(\d{1,2})/(\d{1,2})(?:/(\d{2}|\d{4}))?\b`)
-	reOrdinal  = regexp.MustCompile(`\b(?:the|on the|by the) (\d{1,2})(st|nd|rd|th)\b`)
-	reTime     = regexp.MustCompile(`(?:\b(at|by|around|before|after|@|from)\s*)?\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\b|$)`)
-	reNoon     = regexp.MustCompile(`\b(noon|midday|midnight)\b`)
-	reMonth    = regexp.MustCompile(`\b(?:in|by|this|next|early|late|mid|until|before)[ -](january|february|march|april|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b`)
+	reWeekday  = mustRx(`\b(next |this |on |by |until |before )?(monday|mon|tuesday|tues|tue|wednesday|weds|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)\b`, "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+	reRelDay   = mustRx(`\b(today|tonight|this evening|this afternoon|this morning|tomorrow|tmrw|tmr|tomorow|tomorrow night|this weekend|next weekend|this week|next week|end of (?:the )?week|eow|next month|this month|end of (?:the )?month|eod|end of (?:the )?day)\b`, "today", "tonight", "this ", "tom", "tmr", "weekend", "week", "eow", "month", "eod", "end of")
+	reIn       = mustRx(`\bin (a|an|one|two|three|four|five|six|a couple of|a few|\d{1,3}) (minutes?|mins?|hours?|hrs?|days?|weeks?|months?)\b`, "in ")
+	reMonthDay = mustRx(`\b(jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)\.? (\d{1,2})(?:st|nd|rd|th)?(?:\s*(?:-|–|—|to)\s*(\d{1,2})(?:st|nd|rd|th)?)?(?:,? (\d{4}))?\b`, monthHints...)
+	reDayMonth = mustRx(`\b(\d{1,2})(?:st|nd|rd|th)? (?:of )?(jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)\b`, monthHints...)
+	reNumeric  = mustRx(`\b(\d{1,2})/(\d{1,2})(?:/(\d{2}|\d{4}))?\b`, "/")
+	reOrdinal  = mustRx(`\b(?:the|on the|by the) (\d{1,2})(st|nd|rd|th)\b`, "the ")
+	reTime     = mustRx(`(?:\b(at|by|around|before|after|@|from)\s*)?\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\b|$)`, digitHints...)
+	reNoon     = mustRx(`\b(noon|midday|midnight)\b`, "noon", "midday", "midnight")
+	reMonth    = mustRx(`\b(?:in|by|this|next|early|late|mid|until|before)[ -](january|february|march|april|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b`, monthHints...)
 )
 
 var months = map[string]time.Month{

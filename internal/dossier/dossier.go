@@ -369,8 +369,6 @@ func (d *Dossier) fold(m *Message, opts Options) {
 				d.State.TheirSamples = append(d.State.TheirSamples, theirs.Seconds)
 			}
 		}
-		q.MyReplies = summarizeSamples(d.State.MySamples)
-		q.TheirReplies = summarizeSamples(d.State.TheirSamples)
 	}
 
 	feats := newTextInfo(m.Text)
@@ -397,7 +395,12 @@ func use(list []Use, name string, group bool, c Cite) []Use {
 	return append(list, Use{Name: name, Group: group, Messages: 1, First: c, Last: c})
 }
 
+// closeQuarter summarises the newest quarter's reply times (kept raw in
+// State until then; Report summarises the open quarter on the fly).
 func (d *Dossier) closeQuarter() {
+	q := &d.Quarters[len(d.Quarters)-1]
+	q.MyReplies = summarizeSamples(d.State.MySamples)
+	q.TheirReplies = summarizeSamples(d.State.TheirSamples)
 	d.State.MySamples, d.State.TheirSamples = nil, nil
 	d.pruneTopics()
 }

@@ -90,10 +90,13 @@ func (d *Dossier) Report(now time.Time) Report {
 		q = q[len(q)-MaxQuarters:]
 	}
 	r.History.Quarters = slices.Clone(q)
-	if r.History.Quarters == nil {
+	if n := len(r.History.Quarters); n == 0 {
 		r.History.Quarters = []Quarter{}
+	} else {
+		r.History.Quarters[n-1].MyReplies = summarizeSamples(d.State.MySamples)
+		r.History.Quarters[n-1].TheirReplies = summarizeSamples(d.State.TheirSamples)
 	}
-	r.History.ResponseTrend = d.trend()
+	r.History.ResponseTrend = trend(r.History.Quarters)
 	r.History.Topics = d.recurringTopics(MaxTopics)
 	if r.History.Topics == nil {
 		r.History.Topics = []TopicView{}
@@ -109,17 +112,17 @@ func (d *Dossier) Report(now time.Time) Report {
 	return r
 }
 
-func (d *Dossier) trend() Trend {
+func trend(quarters []Quarter) Trend {
 	var idx []int
-	for i := len(d.Quarters) - 1; i >= 0 && len(idx) < 2; i-- {
-		if d.Quarters[i].MyReplies.Samples >= MinTrendSamples {
+	for i := len(quarters) - 1; i >= 0 && len(idx) < 2; i-- {
+		if quarters[i].MyReplies.Samples >= MinTrendSamples {
 			idx = append(idx, i)
 		}
 	}
 	if len(idx) < 2 {
 		return Trend{Direction: "unknown", Explanation: "fewer than two quarters with at least 3 replies"}
 	}
-	to, from := d.Quarters[idx[0]], d.Quarters[idx[1]]
+	to, from := quarters[idx[0]], quarters[idx[1]]
 	t := Trend{From: from.Quarter, To: to.Quarter, FromMedian: from.MyReplies.MedianSeconds, ToMedian: to.MyReplies.MedianSeconds,
 		FromSamples: from.MyReplies.Samples, ToSamples: to.MyReplies.Samples,
 		TheirMedian: to.TheirReplies.MedianSeconds, TheirSamples: to.TheirReplies.Samples}
