@@ -10,11 +10,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // Model2VecMaxTokens is the number of tokens per text that contribute to
 // its vector, as in the reference implementation's default.
 const Model2VecMaxTokens = 512
+
+// model2VecMaxBytes bounds the text tokenised per input: 512 tokens never
+// need more, and message text is untrusted.
+const model2VecMaxBytes = 32 << 10
+
+// clip cuts s to at most model2VecMaxBytes at a rune boundary.
+func clip(s string) string {
+	if len(s) <= model2VecMaxBytes {
+		return s
+	}
+	cut := model2VecMaxBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
 
 // Model2Vec is a static embedding model in the Model2Vec layout: a
 // model.safetensors file with an "embeddings" matrix (vocabulary × dim; F32,
@@ -114,7 +131,7 @@ func (m *Model2Vec) Dim() int { return m.dim }
 // dropped, at most Model2VecMaxTokens).
 func (m *Model2Vec) Tokens(text string) []int {
 	var ids []int
-	m.tok.encode(text, func(id int) {
+	m.tok.encode(clip(text), func(id int) {
 		if id != m.tok.unkID && len(ids) < Model2VecMaxTokens {
 			ids = append(ids, id)
 		}
@@ -134,7 +151,7 @@ func (m *Model2Vec) Embed(ctx context.Context, texts []string) ([][]float32, err
 		}
 		acc := slab[i*m.dim : (i+1)*m.dim : (i+1)*m.dim]
 		n := 0
-		m.tok.encode(t, func(id int) {
+		m.tok.encode(clip(t), func(id int) {
 			if id == m.tok.unkID || n >= Model2VecMaxTokens || id < 0 {
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidings-mcp/tidings/internal/embed/embedtest"
 )
@@ -134,7 +135,7 @@ func TestModel2VecRejectsBadFiles(t *testing.T) {
 		map[string][]int{"embeddings": {4, embedtest.Dim}})
 	var bpe map[string]any
 	json.Unmarshal(tok, &bpe)
-	bpe["model"] = map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}}
+	bpe["model"] = map[string]any{"type": "WordLevel", "vocab": map[string]int{"a": 0}}
 	bpeJSON, _ := json.Marshal(bpe)
 	tests := []struct {
 		name     string
@@ -147,7 +148,7 @@ func TestModel2VecRejectsBadFiles(t *testing.T) {
 		{"bad json", append(append([]byte(nil), good[:8]...), strings.Repeat("x", hdrLen)...), tok, "header"},
 		{"no embeddings", embedtest.Safetensors(map[string][]float32{"other": {1}}, map[string][]int{"other": {1}}), tok, "no \"embeddings\""},
 		{"fewer rows than tokens", short, tok, "embeddings"},
-		{"unsupported model", good, bpeJSON, "BPE"},
+		{"unsupported model", good, bpeJSON, "WordLevel"},
 		{"bad tokenizer", good, []byte("{"), "tokenizer.json"},
 	}
 	for _, tt := range tests {
@@ -188,6 +189,88 @@ func TestUnigramTokenizer(t *testing.T) {
 	want := []int{1, 10, 11, 4, 0}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func TestBPETokenizer(t *testing.T) {
+	vocab := map[string]int{"<unk>": 0, "a": 1, "b": 2, "c": 3, "ab": 4, "abc": 5, "Ġ": 6, "Ġab": 7, "x": 8, "<0x21>": 9}
+	tests := []struct {
+		name   string
+		model  map[string]any
+		pretok map[string]any
+		in     string
+		want   []int
+	}{
+		{"merges by rank", map[string]any{"merges": []string{"a b", "ab c"}}, map[string]any{"type": "WhitespaceSplit"},
+			"abcab", []int{5, 4}},
+		{"pair-list merges", map[string]any{"merges": [][]string{{"a", "b"}}}, map[string]any{"type": "WhitespaceSplit"},
+			"abc", []int{4, 3}},
+		{"unknown fused", map[string]any{"merges": []string{"a b"}, "unk_token": "<unk>", "fuse_unk": true},
+			map[string]any{"type": "WhitespaceSplit"}, "zzab", []int{0, 4}},
+		{"byte fallback", map[string]any{"merges": []string{}, "byte_fallback": true}, map[string]any{"type": "WhitespaceSplit"},
+			"a!", []int{1, 9}},
+		{"byte level", map[string]any{"merges": []string{"Ġ a", "Ġa b", "a b"}}, map[string]any{"type": "ByteLevel", "add_prefix_space": false},
+			"ab ab", []int{4, 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := map[string]any{"type": "BPE", "vocab": vocab}
+			for k, v := range tt.model {
+				m[k] = v
+			}
+			b, _ := json.Marshal(map[string]any{"model": m, "pre_tokenizer": tt.pretok})
+			tok, err := parseTokenizer(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			tok.encode(tt.in, func(id int) { got = append(got, id) })
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("encode(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLongInputsAreBounded(t *testing.T) {
+	vocab := map[string]int{"a": 0, "aa": 1}
+	b, _ := json.Marshal(map[string]any{"model": map[string]any{"type": "BPE", "vocab": vocab, "merges": []string{"a a"}}})
+	tok, err := parseTokenizer(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	tok.encode(strings.Repeat("a", 1<<16), func(int) { n++ }) // unbounded quadratic merging would take minutes
+	if n != 1<<15 {
+		t.Fatalf("%d tokens, want %d", n, 1<<15)
+	}
+	m := loadTiny(t)
+	long := strings.Repeat("hello ", 100_000)
+	if got := len(m.Tokens(long)); got != Model2VecMaxTokens {
+		t.Fatalf("%d tokens, want %d", got, Model2VecMaxTokens)
+	}
+	if got := clip(strings.Repeat("é", 40_000)); len(got) > model2VecMaxBytes || !utf8.ValidString(got) {
+		t.Fatalf("clip: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+}
+
+func TestSplitGPT2(t *testing.T) {
+	for in, want := range map[string][]string{
+		"Hello world":     {"Hello", " world"},
+		"I'm here  now\n": {"I", "'m", " here", " ", " now", "\n"},
+		"cost $40, ok?":   {"cost", " $", "40", ",", " ok", "?"},
+		"a\nb":            {"a", "\n", "b"},
+		"  lead":          {" ", " lead"},
+		"end  ":           {"end", "  "},
+	} {
+		var got []string
+		splitGPT2(in, func(s string) { got = append(got, s) })
+		if !slices.Equal(got, want) {
+			t.Errorf("splitGPT2(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := byteLevelEncode(" é"); got != "ĠÃ©" {
+		t.Errorf("byteLevelEncode = %q, want %q", got, "ĠÃ©")
 	}
 }
 

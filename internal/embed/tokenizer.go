@@ -107,8 +107,17 @@ func parseTokenizer(b []byte) (*tokenizer, error) {
 		}
 		u.unkScore = minScore - 10
 		t.model, t.unkID, t.vocabSize = u, u.unk, len(m.Vocab)
+	case "BPE":
+		bp, err := parseBPE(tj.Model)
+		if err != nil {
+			return nil, err
+		}
+		t.model, t.unkID = bp, bp.unk
+		for _, id := range bp.vocab {
+			t.vocabSize = max(t.vocabSize, id+1)
+		}
 	default:
-		return nil, fmt.Errorf("tokenizer.json: model type %q is not supported (WordPiece and Unigram are)", head.Type)
+		return nil, fmt.Errorf("tokenizer.json: model type %q is not supported (WordPiece, Unigram and BPE are)", head.Type)
 	}
 	for _, a := range tj.AddedTokens {
 		t.vocabSize = max(t.vocabSize, a.ID+1)
@@ -268,6 +277,7 @@ func buildPreTokenizer(raw json.RawMessage) (func(string, func(string)), error) 
 		Replacement   string            `json:"replacement"`
 		PrependScheme string            `json:"prepend_scheme"`
 		AddPrefix     *bool             `json:"add_prefix_space"`
+		UseRegex      *bool             `json:"use_regex"`
 		Split         *bool             `json:"split"`
 		PreTokenizers []json.RawMessage `json:"pretokenizers"`
 	}
@@ -286,6 +296,20 @@ func buildPreTokenizer(raw json.RawMessage) (func(string, func(string)), error) 
 	case "Whitespace":
 		// \w+|[^\w\s]+
 		return func(s string, f func(string)) { splitWordsAndSymbols(s, f) }, nil
+	case "ByteLevel":
+		prefix := p.AddPrefix != nil && *p.AddPrefix
+		useRegex := p.UseRegex == nil || *p.UseRegex
+		return func(s string, f func(string)) {
+			if prefix && !strings.HasPrefix(s, " ") {
+				s = " " + s
+			}
+			emit := func(piece string) { f(byteLevelEncode(piece)) }
+			if !useRegex {
+				emit(s)
+				return
+			}
+			splitGPT2(s, emit)
+		}, nil
 	case "Metaspace":
 		rep := p.Replacement
 		if rep == "" {
@@ -519,5 +543,244 @@ func (u *unigram) encode(w string, emit func(int)) {
 		}
 		prevUnk = false
 		emit(id)
+	}
+}
+
+// bpe is byte-pair encoding: a word starts as single characters and the
+// adjacent pair with the best (lowest) merge rank is merged until no
+// listed pair remains.
+type bpe struct {
+	vocab        map[string]int
+	ranks        map[[2]string]int
+	unk          int
+	fuseUnk      bool
+	byteFallback bool
+	prefix       string // continuing_subword_prefix
+	suffix       string // end_of_word_suffix
+	ignoreMerges bool
+}
+
+func parseBPE(raw json.RawMessage) (*bpe, error) {
+	var m struct {
+		Vocab        map[string]int    `json:"vocab"`
+		Merges       []json.RawMessage `json:"merges"`
+		Unk          *string           `json:"unk_token"`
+		FuseUnk      bool              `json:"fuse_unk"`
+		ByteFallback bool              `json:"byte_fallback"`
+		Prefix       *string           `json:"continuing_subword_prefix"`
+		Suffix       *string           `json:"end_of_word_suffix"`
+		IgnoreMerges bool              `json:"ignore_merges"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("tokenizer.json BPE model: %w", err)
+	}
+	b := &bpe{vocab: m.Vocab, ranks: make(map[[2]string]int, len(m.Merges)), unk: -1, fuseUnk: m.FuseUnk,
+		byteFallback: m.ByteFallback, ignoreMerges: m.IgnoreMerges}
+	if m.Unk != nil {
+		if id, ok := m.Vocab[*m.Unk]; ok {
+			b.unk = id
+		}
+	}
+	if m.Prefix != nil {
+		b.prefix = *m.Prefix
+	}
+	if m.Suffix != nil {
+		b.suffix = *m.Suffix
+	}
+	for i, raw := range m.Merges {
+		// Either "a b" or ["a", "b"].
+		var pair [2]string
+		var str string
+		if err := json.Unmarshal(raw, &str); err == nil {
+			a, c, ok := strings.Cut(str, " ")
+			if !ok {
+				return nil, fmt.Errorf("tokenizer.json BPE merge %d: %q is not a pair", i, str)
+			}
+			pair = [2]string{a, c}
+		} else if err := json.Unmarshal(raw, &pair); err != nil {
+			return nil, fmt.Errorf("tokenizer.json BPE merge %d: %w", i, err)
+		}
+		if _, dup := b.ranks[pair]; !dup {
+			b.ranks[pair] = i
+		}
+	}
+	return b, nil
+}
+
+// bpeMaxWord bounds the bytes merged at once: merging is quadratic in the
+// word's length and message text is untrusted, so longer words are
+// encoded in pieces.
+const bpeMaxWord = 256
+
+func (b *bpe) encode(w string, emit func(int)) {
+	for len(w) > bpeMaxWord {
+		cut := bpeMaxWord
+		for cut > 0 && !utf8.RuneStart(w[cut]) {
+			cut--
+		}
+		b.encodeWord(w[:cut], emit)
+		w = w[cut:]
+	}
+	b.encodeWord(w, emit)
+}
+
+func (b *bpe) encodeWord(w string, emit func(int)) {
+	if w == "" {
+		return
+	}
+	if b.ignoreMerges {
+		if id, ok := b.vocab[w+b.suffix]; ok {
+			emit(id)
+			return
+		}
+	}
+	var syms []string
+	for i, r := range w {
+		s := string(r)
+		if i > 0 {
+			s = b.prefix + s
+		}
+		syms = append(syms, s)
+	}
+	syms[len(syms)-1] += b.suffix
+	for len(syms) > 1 {
+		best, at := -1, -1
+		for i := 0; i+1 < len(syms); i++ {
+			if r, ok := b.ranks[[2]string{syms[i], syms[i+1]}]; ok && (best < 0 || r < best) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		merged := syms[at] + strings.TrimPrefix(syms[at+1], b.prefix)
+		syms = append(syms[:at+1], syms[at+2:]...)
+		syms[at] = merged
+	}
+	prevUnk := false
+	for _, s := range syms {
+		if id, ok := b.vocab[s]; ok {
+			emit(id)
+			prevUnk = false
+			continue
+		}
+		if b.byteFallback {
+			ok := true
+			var ids []int
+			for i := 0; i < len(s); i++ {
+				id, found := b.vocab[fmt.Sprintf("<0x%02X>", s[i])]
+				if !found {
+					ok = false
+					break
+				}
+				ids = append(ids, id)
+			}
+			if ok {
+				for _, id := range ids {
+					emit(id)
+				}
+				prevUnk = false
+				continue
+			}
+		}
+		if b.unk >= 0 && !(b.fuseUnk && prevUnk) {
+			emit(b.unk)
+		}
+		prevUnk = true
+	}
+}
+
+// byteToRune is GPT-2's reversible map from bytes to printable runes used
+// by byte-level BPE: printable Latin-1 bytes map to themselves, the others
+// to U+0100 onwards.
+var byteToRune = func() [256]rune {
+	var m [256]rune
+	n := 0
+	for b := 0; b < 256; b++ {
+		if b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE && b <= 0xFF {
+			m[b] = rune(b)
+		} else {
+			m[b] = rune(256 + n)
+			n++
+		}
+	}
+	return m
+}()
+
+func byteLevelEncode(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		sb.WriteRune(byteToRune[s[i]])
+	}
+	return sb.String()
+}
+
+// splitGPT2 splits like GPT-2's pattern
+// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (written out by hand: Go's regexp has no look-ahead).
+func splitGPT2(s string, f func(string)) {
+	class := func(r rune) int {
+		switch {
+		case unicode.IsLetter(r):
+			return 1
+		case unicode.IsNumber(r):
+			return 2
+		case unicode.IsSpace(r):
+			return 0
+		}
+		return 3
+	}
+	for i := 0; i < len(s); {
+		if s[i] == '\'' {
+			matched := false
+			for _, c := range []string{"s", "t", "re", "ve", "m", "ll", "d"} {
+				if strings.HasPrefix(s[i+1:], c) {
+					f(s[i : i+1+len(c)])
+					i += 1 + len(c)
+					matched = true
+					break
+				}
+			}
+			if matched {
+				continue
+			}
+		}
+		j := i
+		if s[i] == ' ' && i+1 < len(s) {
+			if r, _ := utf8.DecodeRuneInString(s[i+1:]); class(r) != 0 {
+				j = i + 1
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[j:])
+		if c := class(r); c != 0 {
+			k := j + size
+			for k < len(s) {
+				r2, sz := utf8.DecodeRuneInString(s[k:])
+				if class(r2) != c {
+					break
+				}
+				k += sz
+			}
+			f(s[i:k])
+			i = k
+			continue
+		}
+		// A whitespace run: all of it at the end of the text, else all but
+		// its last character (which may lead the next word).
+		k := i
+		var last int
+		for k < len(s) {
+			r2, sz := utf8.DecodeRuneInString(s[k:])
+			if class(r2) != 0 {
+				break
+			}
+			last = sz
+			k += sz
+		}
+		if k < len(s) && k-last > i {
+			k -= last
+		}
+		f(s[i:k])
+		i = k
 	}
 }
