@@ -71,8 +71,9 @@ type Config struct {
 	// Model is the model name sent to the http endpoint, or for model2vec
 	// a pulled model's name ("minishlab/potion-base-8M") or folder.
 	Model string `toml:"model"`
-	// APIKey is sent as a bearer token when set.
-	APIKey string `toml:"api_key"`
+	// APIKey is sent as a bearer token when set. It comes from the
+	// environment (config's api_key_env), never from a file.
+	APIKey string `toml:"-"`
 	// Timeout bounds one HTTP request (default 30 s).
 	Timeout time.Duration `toml:"timeout"`
 	// BatchSize is the number of texts per HTTP request (default 64).

@@ -81,9 +81,17 @@ func NewHTTP(cfg Config) (*HTTP, error) {
 	return h, nil
 }
 
-// ID implements Embedder: endpoint and model. The dimension is not part of
+// ID implements Embedder: model and endpoint (without any user:password
+// part, which must not reach status output). The dimension is not part of
 // it because a model has one dimension.
-func (h *HTTP) ID() string { return "http/" + h.model + "@" + h.endpoint }
+func (h *HTTP) ID() string {
+	ep := h.endpoint
+	if u, err := url.Parse(ep); err == nil && u.User != nil {
+		u.User = nil
+		ep = u.String()
+	}
+	return "http/" + h.model + "@" + ep
+}
 
 // Dim implements Embedder: the configured dimension, else the one learned
 // from the first successful response (0 before it; see Probe).

@@ -105,6 +105,10 @@ func TestHTTPBatchesOrdersAndNormalises(t *testing.T) {
 	if !strings.Contains(h.ID(), "nomic-embed-text") {
 		t.Fatalf("ID %q lacks the model", h.ID())
 	}
+	withUser, _ := NewHTTP(Config{URL: "http://user:secret@127.0.0.1:1/v1", Model: "m", APIKey: "k"})
+	if id := withUser.ID(); strings.Contains(id, "secret") || strings.Contains(id, "user") || !strings.Contains(id, "127.0.0.1:1") {
+		t.Fatalf("ID %q must name the endpoint without credentials", id)
+	}
 }
 
 func TestHTTPRetriesThenSucceeds(t *testing.T) {
