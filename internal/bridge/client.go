@@ -192,11 +192,16 @@ func (c *Client) Call(ctx context.Context, action string, params any) (*Response
 }
 
 func (c *Client) call(ctx context.Context, id, action string, params any) (*Response, error) {
-	if err := c.open(); err != nil {
-		return nil, err
-	}
 	data, err := encodeRequest(id, action, params, c.Version)
 	if err != nil {
+		return nil, err
+	}
+	return c.send(ctx, id, action, data)
+}
+
+// send publishes a request body and waits for its response.
+func (c *Client) send(ctx context.Context, id, action string, data []byte) (*Response, error) {
+	if err := c.open(); err != nil {
 		return nil, err
 	}
 	name := ResponseName(id)

@@ -27,21 +27,29 @@ type fakeBackend struct {
 
 func newFake(t testing.TB) *fakeBackend {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "seed", "examples.json"))
+	f, err := loadFake()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return f
+}
+
+func loadFake() (*fakeBackend, error) {
+	data, err := os.ReadFile(filepath.Join("testdata", "seed", "examples.json"))
+	if err != nil {
+		return nil, err
 	}
 	var all map[string]struct {
 		Response json.RawMessage `json:"response"`
 	}
 	if err := json.Unmarshal(data, &all); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	f := &fakeBackend{ex: map[string]json.RawMessage{}}
 	for k, v := range all {
 		f.ex[k] = v.Response
 	}
-	return f
+	return f, nil
 }
 
 func (f *fakeBackend) record(action string, p any) error {

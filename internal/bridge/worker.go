@@ -93,6 +93,9 @@ type Worker struct {
 	backend  Backend
 	lastReap time.Time
 	stuck    map[string]bool // requests that could not be removed (logged once)
+	// pause, when set (tests), runs between the steps of answering, to
+	// widen the windows a crash test kills the worker in.
+	pause func()
 }
 
 // Stats counts what one Drain did.
@@ -417,13 +420,16 @@ func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
 	if err := w.responses.prepare(tmp, body.data); err != nil {
 		return fmt.Errorf("write response for %s: %w", id, err)
 	}
+	w.step()
 	if err := w.ids.add(id, ident); err != nil {
 		_ = w.responses.remove(tmp)
 		return err
 	}
+	w.step()
 	if err := w.responses.rename(tmp, ResponseName(id)); err != nil {
 		return fmt.Errorf("publish response for %s: %w", id, err)
 	}
+	w.step()
 	w.removeRequest(id, name)
 	st.Answered++
 	if body.code != "" {
@@ -435,6 +441,12 @@ func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
 	w.log.Info("request", "id", id, "action", req.Action, "ok", true, "bytes", len(body.data),
 		"ms", float64(time.Since(start).Microseconds())/1000)
 	return nil
+}
+
+func (w *Worker) step() {
+	if w.pause != nil {
+		w.pause()
+	}
 }
 
 func tempName(id string) string { return "." + ResponseName(id) + ".tmp" }
