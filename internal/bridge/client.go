@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,7 +64,8 @@ type Client struct {
 	waiters   map[string]chan struct{}
 	closed    bool
 	status    *StatusResult
-	noWatcher bool // tests: exercise the polling fallback
+	exts      []string // the helper's 1.3 extension actions
+	noWatcher bool     // tests: exercise the polling fallback
 }
 
 // NewClient returns a client for the bridge folder dir.
@@ -396,10 +398,22 @@ func (c *Client) Connect(ctx context.Context) (*StatusResult, error) {
 	if err := CheckVersion(s.ProtocolVersion); err != nil {
 		return nil, err
 	}
+	var ext struct {
+		Actions []string `json:"extension_actions"`
+	}
+	_ = r.Decode(&ext)
 	c.mu.Lock()
-	c.status = &s
+	c.status, c.exts = &s, ext.Actions
 	c.mu.Unlock()
 	return &s, nil
+}
+
+// Offers reports whether the helper (as of the last Connect) serves the
+// 1.3 extension action.
+func (c *Client) Offers(action string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.exts, action)
 }
 
 // Do is Connect (once) followed by Call, decoding a successful answer into
