@@ -519,7 +519,7 @@ func ppmi(m *linalg.CSR) {
 
 // aliases maps each WordNet lemma left out of the vocabulary to a kept
 // word of its first sense that has one: a synonym in the same synset, else
-// a lemma of a hypernym ("relocate" → "move", "adapter" → "device"), so
+// a lemma of a hypernym ("relocate" → "move", "timeline" → "chronology"), so
 // everyday words beyond the vocabulary still get a meaning.
 func (g *gen) aliases(kept map[string]bool) map[string]string {
 	out := map[string]string{}
