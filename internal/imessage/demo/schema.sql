@@ -3,8 +3,7 @@
 -- johnlarkin1/imessage-data-foundry (MIT); the same dump is
 -- internal/imessage/testdata/schemas/macos15.sql. Triggers are omitted: they
 -- call functions only Messages.app registers, and the demo never deletes.
--- The generator runs the tables part, inserts, then the indexes part
--- (building indexes after a bulk insert is several times faster).
+-- The generator creates everything before inserting rows, as Messages does.
 
 CREATE TABLE _SqliteDatabaseProperties (key TEXT, value TEXT, UNIQUE(key));
 
