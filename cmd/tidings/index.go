@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -159,6 +160,18 @@ func loadContacts(ctx context.Context, ix *index.Index, cfg *config.Config, w io
 	return nil
 }
 
+// indexMemoryLimit is the Go heap's soft limit while indexing (unless
+// GOMEMLIMIT says otherwise): garbage from finished batches is collected
+// before the heap grows past it, keeping the process within the index
+// memory budget (SQLite's own memory comes on top).
+const indexMemoryLimit = 128 << 20
+
+func limitIndexMemory(getenv func(string) string) {
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(indexMemoryLimit)
+	}
+}
+
 // isTerminalWriter reports whether w is a terminal.
 func isTerminalWriter(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -187,6 +200,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := newLogger(m.Stderr, cfg.LogLevel)
+	limitIndexMemory(m.Getenv)
 	srcs, _, closeSrcs, err := indexSources(ctx, cfg, logger)
 	if err != nil {
 		return err

@@ -159,7 +159,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 		// SQLite creates -wal and -shm lazily; tighten them now they exist.
 		tightenFiles(path)
 	}
-	ix.rdb, err = openDB(path, true, 4, 8<<10)
+	ix.rdb, err = openDB(path, true, 16, 8<<10)
 	if err != nil {
 		if ix.wdb != nil {
 			ix.wdb.Close()
@@ -209,8 +209,11 @@ func openDB(path string, read bool, conns int, cacheKiB int) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
+	// Readers: a search may hold one connection while it reads through
+	// another (substring verification), so the pool is larger than the
+	// number of cores; only 4 stay open when idle.
 	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
+	db.SetMaxIdleConns(min(conns, 4))
 	db.SetConnMaxIdleTime(0)
 	if err := db.Ping(); err != nil {
 		db.Close()

@@ -83,41 +83,77 @@ func (ix *Index) substringSearch(ctx context.Context, q *Query, f *filter, cur c
 			groups = append(groups, "("+matchExpr(t.terms, "OR")+")")
 		}
 	}
-	var ids []int64
+	var found []substrHit
 	var err error
+	want := limit + 1
 	if len(groups) > 0 {
+		// Candidates arrive newest id first; they are verified in batches,
+		// and the scan stops once want matches are in hand that no older id
+		// can beat (the time envelope bounds the times of smaller ids).
+		var batch []int64
+		var ferr error
+		bounded := false
+		verify := func() {
+			if len(batch) == 0 || ferr != nil {
+				return
+			}
+			got, err := ix.fetchTexts(ctx, batch)
+			if err != nil {
+				ferr = err
+				return
+			}
+			for _, id := range batch {
+				cov.Candidates++
+				if it, ok := got[id]; ok {
+					if sp := matchSubstring(it.text, fp); len(sp) > 0 {
+						found = append(found, substrHit{id: id, time: it.time, text: it.text, spans: sp})
+					}
+				}
+			}
+			batch = batch[:0]
+			sortHits(found)
+		}
 		var complete bool
 		_, complete, err = ix.postings(ctx, strings.Join(groups, " AND "), f, ix.tune.SubstringScan, func(id int64) bool {
 			t := ix.mem.times[id]
-			if t < curT || (t == curT && id < curID) {
-				ids = append(ids, id)
+			if !(t < curT || (t == curT && id < curID)) {
+				return true
+			}
+			batch = append(batch, id)
+			if len(batch) < 256 {
+				return true
+			}
+			verify()
+			if ferr != nil {
+				return false
+			}
+			if len(found) >= want && ix.mem.maxTimeUpTo(id-1) < found[want-1].time {
+				bounded = true
+				return false
 			}
 			return true
 		})
-		if !complete {
+		if err == nil {
+			verify()
+			err = ferr
+		}
+		if !complete && !bounded {
 			cov.Complete = false
 			cov.Note = fmt.Sprintf("more than %d messages contain the words of the pattern; the newest were checked", ix.tune.SubstringScan)
 		}
-		times := ix.mem.times
-		sort.Slice(ids, func(i, j int) bool {
-			if times[ids[i]] != times[ids[j]] {
-				return times[ids[i]] > times[ids[j]]
-			}
-			return ids[i] > ids[j]
-		})
+		if len(found) > want {
+			found = found[:want]
+		}
 	}
 	ix.mem.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	var found []substrHit
-	if len(groups) > 0 {
-		found, err = ix.verifySorted(ctx, ids, fp, limit+1, cov)
-	} else {
-		found, err = ix.verifyScan(ctx, f, fp, curT, curID, limit+1, cov)
-	}
-	if err != nil {
-		return nil, err
+	if len(groups) == 0 {
+		found, err = ix.verifyScan(ctx, f, fp, curT, curID, want, cov)
+		if err != nil {
+			return nil, err
+		}
 	}
 	res.ScanComplete = cov.Complete
 	if len(found) > limit {
@@ -135,6 +171,15 @@ func (ix *Index) substringSearch(ctx context.Context, q *Query, f *filter, cur c
 	}
 	res.Hits = hits
 	return res, nil
+}
+
+func sortHits(h []substrHit) {
+	sort.Slice(h, func(i, j int) bool {
+		if h[i].time != h[j].time {
+			return h[i].time > h[j].time
+		}
+		return h[i].id > h[j].id
+	})
 }
 
 type substrHit struct {
@@ -169,33 +214,6 @@ func endOffset(text string, m []int, b int) int {
 		return len(text)
 	}
 	return m[b]
-}
-
-// verifySorted checks candidates in order and returns up to want matches.
-func (ix *Index) verifySorted(ctx context.Context, ids []int64, fp string, want int, cov *SignalCoverage) ([]substrHit, error) {
-	var out []substrHit
-	const batch = 256
-	for start := 0; start < len(ids) && len(out) < want; start += batch {
-		part := ids[start:min(len(ids), start+batch)]
-		got, err := ix.fetchTexts(ctx, part)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range part {
-			cov.Candidates++
-			it, ok := got[id]
-			if !ok {
-				continue
-			}
-			if sp := matchSubstring(it.text, fp); len(sp) > 0 {
-				out = append(out, substrHit{id: id, time: it.time, text: it.text, spans: sp})
-				if len(out) == want {
-					break
-				}
-			}
-		}
-	}
-	return out, nil
 }
 
 type textRow struct {
@@ -266,12 +284,7 @@ func (ix *Index) verifyScan(ctx context.Context, f *filter, fp string, curT, cur
 				}
 			}
 		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].time != out[j].time {
-				return out[i].time > out[j].time
-			}
-			return out[i].id > out[j].id
-		})
+		sortHits(out)
 		if len(out) >= want && (id < lo || bound < out[want-1].time) {
 			return out[:want], nil
 		}

@@ -244,7 +244,7 @@ type batchWriter struct {
 	failed   error
 
 	// flusher state
-	bulkIDs map[uint64]int64
+	bulkIDs *keyTable
 	seen    int
 }
 
@@ -252,7 +252,7 @@ func (w *batchWriter) start() error {
 	if w.bulk {
 		// Resuming a bulk load that was interrupted: the guid index does
 		// not exist yet, so remember stored guids in memory.
-		w.bulkIDs = map[uint64]int64{}
+		w.bulkIDs = newKeyTable()
 		rows, err := w.ix.wdb.QueryContext(w.ctx, "SELECT id, guid FROM messages WHERE source = ?", w.sid)
 		if err != nil {
 			return fmt.Errorf("resume bulk load: %w", err)
@@ -264,7 +264,7 @@ func (w *batchWriter) start() error {
 				rows.Close()
 				return fmt.Errorf("resume bulk load: %w", err)
 			}
-			w.bulkIDs[guidKey(w.sid, g)] = id
+			w.bulkIDs.put(guidKey(w.sid, g), id)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -260,7 +260,7 @@ func (ix *Index) lookupMessage(ctx context.Context, tx queryer, w *batchWriter, 
 	var row *sql.Row
 	const cols = "SELECT id, guid, hash, conv, searchable, text, search_extra, time FROM messages "
 	if w.bulk {
-		id, ok := w.bulkIDs[guidKey(w.sid, guid)]
+		id, ok := w.bulkIDs.get(guidKey(w.sid, guid))
 		if !ok {
 			return nil, nil
 		}
@@ -425,7 +425,7 @@ func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o 
 			d.convAdd(c, 1, t)
 		}
 		if w.bulk {
-			w.bulkIDs[guidKey(w.sid, o.guid)] = id
+			w.bulkIDs.put(guidKey(w.sid, o.guid), id)
 		}
 		w.rep.Added++
 	} else {
@@ -530,7 +530,7 @@ func (ix *Index) applyDelete(ctx context.Context, tx queryer, w *batchWriter, gu
 		return fmt.Errorf("delete reactions of %s: %w", guid, err)
 	}
 	if w.bulk {
-		delete(w.bulkIDs, guidKey(w.sid, guid))
+		w.bulkIDs.del(guidKey(w.sid, guid))
 	}
 	w.rep.Deleted++
 	return nil
