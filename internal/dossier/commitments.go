@@ -23,6 +23,7 @@ const (
 	StatusOpen     = "open"
 	StatusResolved = "resolved"
 	StatusPast     = "past"
+	StatusStale    = "stale" // open, no date, not mentioned for StaleAfter
 )
 
 // Resolutions say how a commitment was settled.
@@ -236,9 +237,14 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		return mk(KindRequest, "addressee", low), evs
 	}
 	if m := reOnIt.FindStringSubmatch(low); m != nil {
+		// "on it" alone only accepts (see commitments); with words after
+		// it ("on it, you'll have them Thursday") it is a promise.
+		if cleanWhat(m[2]) == "" {
+			return nil, evs
+		}
 		return mk(KindPromise, "speaker", strings.TrimSpace(m[2])), evs
 	}
-	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest {
+	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) {
 		return mk(KindPromise, "speaker", m[2]+m[3]), evs
 	}
 	if m := reBareWill.FindStringSubmatch(low); m != nil && m[2] != "you" && m[2] != "u" && m[2] != "we" && !notPromiseVerb[m[2]] && !s.quest {
@@ -268,6 +274,18 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		return mk(KindPlan, "both", low), evs
 	}
 	return nil, evs
+}
+
+// beCommitment reports whether "I'll be …" commits to something ("be
+// there at 7", "be back by 5") rather than describing a state ("be
+// offline today").
+func beCommitment(rest string) bool {
+	for _, p := range []string{" there", " back", " on time", " ready", " home by", " at "} {
+		if strings.HasPrefix(rest, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasActivity(low string) bool {

@@ -16,8 +16,10 @@ type Report struct {
 	// Messages is how many messages the dossier was built from.
 	Messages   int        `json:"messages"`
 	Background Background `json:"background"`
-	// Active are open commitments not yet due or without a date; Past
-	// are open ones whose date has gone by (status "past"); Resolved are
+	// Active are open commitments not yet due, or without a date and
+	// mentioned in the last StaleAfter; Past are open ones whose date has
+	// gone by (status "past") or that went unmentioned longer (status
+	// "stale"); Resolved are
 	// the most recently settled ones, newest first (at most MaxResolved).
 	Active   []Commitment `json:"active_commitments"`
 	Past     []Commitment `json:"past_commitments"`
@@ -59,6 +61,9 @@ type Trend struct {
 
 // Report limits.
 const (
+	// StaleAfter is how long an open commitment without a date may go
+	// unmentioned before the report stops calling it active.
+	StaleAfter      = 30 * 24 * time.Hour
 	MaxResolved     = 10
 	MaxQuarters     = 8
 	MaxTopics       = 10
@@ -74,6 +79,9 @@ func (d *Dossier) Report(now time.Time) Report {
 		switch {
 		case c.Status == StatusOpen && c.Due != nil && now.After(c.Due.End):
 			c.Status = StatusPast
+			r.Past = append(r.Past, c)
+		case c.Status == StatusOpen && c.Due == nil && now.Sub(c.Updated) > StaleAfter:
+			c.Status = StatusStale
 			r.Past = append(r.Past, c)
 		case c.Status == StatusOpen:
 			r.Active = append(r.Active, c)

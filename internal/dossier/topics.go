@@ -55,7 +55,8 @@ yes no maybe definitely probably actually literally honestly basically super tot
 one two three four five six seven eight nine ten monday tuesday wednesday thursday friday saturday sunday
 mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec january february
 march april june july august september october november december attachment wait already else everyone
-anyone someone something anything nothing everything left right little big lot bit mine yours
+anyone someone something anything nothing everything left right little big lot bit mine yours ooh oooh
+min mins omw brb ttyl lemme gimme hmmm yay yess yesss nah alright ahh ahhh aww awww
 `) {
 		stopwords[w] = true
 	}
