@@ -451,7 +451,7 @@ func (c *converter) mms(r *MMS) (model.Conversation, model.Message) {
 			keys = append(keys, k)
 		}
 	}
-	for _, a := range strings.Split(r.Address, "~") {
+	for _, a := range splitAddress(r.Address) {
 		addKey(a)
 	}
 	sender := ""
@@ -522,12 +522,27 @@ func (c *converter) mms(r *MMS) (model.Conversation, model.Message) {
 	return conv, m
 }
 
+// maxParticipants bounds the addresses taken from one MMS "address"
+// attribute (a 4 KiB value could list two thousand), keeping the
+// per-record work linear.
+const maxParticipants = 256
+
+// splitAddress splits an MMS "address" attribute on "~", at most
+// maxParticipants entries.
+func splitAddress(s string) []string {
+	parts := strings.SplitN(s, "~", maxParticipants+1)
+	if len(parts) > maxParticipants {
+		parts = parts[:maxParticipants]
+	}
+	return parts
+}
+
 // mmsName records an MMS's contact_name when its "address" attribute names
 // exactly one person other than the owner (a group's contact_name lists
 // several names that cannot be matched to numbers).
 func (c *converter) mmsName(r *MMS) {
 	key, raw := "", ""
-	for _, a := range strings.Split(r.Address, "~") {
+	for _, a := range splitAddress(r.Address) {
 		k := c.key(a)
 		if k == "" || c.owner[k] || k == key {
 			continue

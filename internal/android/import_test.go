@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -290,5 +291,22 @@ func TestPartFilename(t *testing.T) {
 		if got := partFilename(tt.p); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.p, got, tt.want)
 		}
+	}
+}
+
+// TestHugeParticipantList: an address attribute listing hundreds of
+// participants (within the 4 KiB attribute limit) is bounded, not rejected.
+func TestHugeParticipantList(t *testing.T) {
+	var addrs []string
+	for i := range 450 {
+		addrs = append(addrs, "55"+strconv.Itoa(10000+i))
+	}
+	doc := wrap(`<mms date="1795000000000" msg_box="1" address="` + strings.Join(addrs, "~") + `"><parts><part ct="text/plain" text="spam"/></parts></mms>`)
+	_, convs, msgs := importString(t, doc, ImportOptions{Region: "US", Owner: []string{me}})
+	if len(msgs) != 1 || len(convs) != 1 {
+		t.Fatalf("%d messages, %d conversations", len(msgs), len(convs))
+	}
+	if len(convs[0].Participants) != maxParticipants {
+		t.Fatalf("%d messages, %d conversations, %d participants", len(msgs), len(convs), len(convs[0].Participants))
 	}
 }
