@@ -4,8 +4,8 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -78,9 +78,8 @@ func TestForward(t *testing.T) {
 		t.Errorf("handler calls = %d", calls)
 	}
 	// Params of the wrong shape are refused before the handler runs.
-	r := h.roundTrip("bad", request("bad", "toy_action", map[string]any{"Days": "seven"}, "1.3"))
-	if r["ok"] != false || r["error_code"] != CodeInvalidParams {
-		t.Errorf("bad params: %v", r)
+	if _, err := c.Call(ctx, "toy_action", map[string]any{"Days": "seven"}); !errors.As(err, &re) || re.Code != CodeInvalidParams {
+		t.Errorf("bad params: %v", err)
 	}
 	// A manager never gets a body-returning extension.
 	m := newHarness(t, "manager", func(o *Options) { o.Extensions = []Extension{toyHandler(&calls)} })
