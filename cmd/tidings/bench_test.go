@@ -12,13 +12,29 @@ func TestBenchInProcess(t *testing.T) {
 		t.Skip("slow")
 	}
 	m, out, errb := testMain(t, nil)
-	err := m.Run(context.Background(), []string{"bench", "--messages", "3000", "--in-process", "--embedder", "hash", "--reps", "1", "--freshness", "3", "--dir", t.TempDir(), "--json"})
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, errb)
+	for _, source := range []string{"synth", "demo"} {
+		t.Run(source, func(t *testing.T) {
+			out.Reset()
+			err := m.Run(context.Background(), []string{"bench", "--messages", "3000", "--source", source, "--in-process", "--embedder", "hash", "--reps", "1", "--freshness", "3", "--dir", t.TempDir(), "--json"})
+			if err != nil {
+				t.Fatalf("bench: %v\n%s", err, errb)
+			}
+			checkBenchReport(t, out.Bytes())
+		})
 	}
+	var ue usageError
+	for _, args := range [][]string{{"bench", "--messages", "5"}, {"bench", "--embedder", "magic"}, {"bench", "--phase", "index"}, {"bench", "--source", "x"}} {
+		if err := m.Run(context.Background(), args); !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+func checkBenchReport(t *testing.T, b []byte) {
+	t.Helper()
 	var r BenchReport
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("report: %v\n%s", err, out)
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
 	}
 	if r.Index == nil || r.Search == nil || r.Freshness == nil || r.Status == nil {
 		t.Fatalf("missing phases: %+v", r)
@@ -34,11 +50,5 @@ func TestBenchInProcess(t *testing.T) {
 	}
 	if f := r.Freshness.Latency; f.N != 3 || f.P50 <= 0 {
 		t.Errorf("freshness: %+v", f)
-	}
-	var ue usageError
-	for _, args := range [][]string{{"bench", "--messages", "5"}, {"bench", "--embedder", "magic"}, {"bench", "--phase", "index"}} {
-		if err := m.Run(context.Background(), args); !errors.As(err, &ue) {
-			t.Errorf("%v: %v, want a usage error", args, err)
-		}
 	}
 }
