@@ -22,7 +22,7 @@ import (
 
 // builtinVersion changes whenever the built-in algorithm changes the
 // vectors it produces; it is part of ID.
-const builtinVersion = "v1"
+const builtinVersion = "v2"
 
 // Builtin is the default embedder. Each word maps to a unit vector from
 // the WordNet-derived lexicon; Fit blends in what the user's own corpus
@@ -179,7 +179,7 @@ func (b *Builtin) embedOne(st *builtinState, text string, acc []float32) {
 		found = true
 		addScaled(acc, q, wt)
 	}
-	textutil.Words(text, func(w string) bool {
+	textutil.MessageWords(text, func(w string) bool {
 		if exp, ok := slang[w]; ok {
 			for _, e := range exp {
 				add(e)
@@ -192,7 +192,7 @@ func (b *Builtin) embedOne(st *builtinState, text string, acc []float32) {
 	if !found {
 		// Only stop-words, numbers or unknown words: fall back to a hashed
 		// bag of words so identical short texts still match each other.
-		textutil.Words(text, func(w string) bool {
+		textutil.MessageWords(text, func(w string) bool {
 			hashedVec(w, acc)
 			return true
 		})
@@ -346,7 +346,7 @@ func (b *Builtin) Fit(ctx context.Context, docs func(yield func(string) bool)) e
 			counts[id]++
 			toks = append(toks, id)
 		}
-		textutil.Words(s, func(w string) bool {
+		textutil.MessageWords(s, func(w string) bool {
 			if exp, ok := slang[w]; ok {
 				for _, e := range exp {
 					emit(e)

@@ -20,7 +20,29 @@ import (
 // The string passed to yield is only valid during the call (it aliases a
 // reused buffer, which keeps embedding allocation-free); clone it with
 // strings.Clone to keep it.
-func Words(text string, yield func(string) bool) {
+func Words(text string, yield func(string) bool) { words(text, false, yield) }
+
+// MessageWords is Words for message text: it also drops the clitics 'll,
+// 're, 've, 'd and 'm, so "I'll" is "i", not the adjective "ill". (Words
+// keeps the older rule because the lexicon was generated with it.)
+func MessageWords(text string, yield func(string) bool) { words(text, true, yield) }
+
+// clitic returns the length of an English clitic at text[j:] (after an
+// apostrophe) that ends the word: "s", and with all also "ll", "re", "ve",
+// "d", "m"; 0 when there is none.
+func clitic(text string, j int, all bool) int {
+	for _, c := range [...]string{"s", "ll", "re", "ve", "d", "m"} {
+		if !all && c != "s" {
+			break
+		}
+		if len(text)-j >= len(c) && strings.EqualFold(text[j:j+len(c)], c) && (j+len(c) >= len(text) || !isASCIIAlnum(text[j+len(c)])) {
+			return len(c)
+		}
+	}
+	return 0
+}
+
+func words(text string, all bool, yield func(string) bool) {
 	var buf [64]byte
 	w := buf[:0]
 	flush := func() bool {
@@ -42,8 +64,8 @@ func Words(text string, yield func(string) bool) {
 				w = append(w, c+32)
 			case c == '\'' && len(w) > 0 && i+1 < len(text) && isASCIILetter(text[i+1]):
 				// "sam's" → "sam"; "don't" → "dont".
-				if (text[i+1] == 's' || text[i+1] == 'S') && (i+2 >= len(text) || !isASCIIAlnum(text[i+2])) {
-					i += 2
+				if n := clitic(text, i+1, all); n > 0 {
+					i += 1 + n
 					if !flush() {
 						return
 					}
@@ -64,8 +86,8 @@ func Words(text string, yield func(string) bool) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case r == '’' && len(w) > 0 && i+size < len(text) && isASCIILetter(text[i+size]):
-			if (text[i+size] == 's' || text[i+size] == 'S') && (i+size+1 >= len(text) || !isASCIIAlnum(text[i+size+1])) {
-				i += size + 1
+			if n := clitic(text, i+size, all); n > 0 {
+				i += size + n
 				if !flush() {
 					return
 				}

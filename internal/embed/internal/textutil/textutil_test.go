@@ -29,6 +29,26 @@ func TestWords(t *testing.T) {
 	}
 }
 
+func TestMessageWordsClitics(t *testing.T) {
+	for in, want := range map[string][]string{
+		"I'll bring it, we’re late": {"i", "bring", "it", "we", "late"},
+		"I'd say you've won":        {"i", "say", "you", "won"},
+		"don't ill":                 {"dont", "ill"},
+		"Sam's":                     {"sam"},
+	} {
+		var got []string
+		MessageWords(in, func(w string) bool { got = append(got, strings.Clone(w)); return true })
+		if !slices.Equal(got, want) {
+			t.Errorf("MessageWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var got []string
+	Words("I'll", func(w string) bool { got = append(got, strings.Clone(w)); return true })
+	if !slices.Equal(got, []string{"ill"}) {
+		t.Errorf("Words keeps the generator's rule: got %q", got)
+	}
+}
+
 func TestWordsStops(t *testing.T) {
 	n := 0
 	Words("a b c d", func(string) bool { n++; return n < 2 })
