@@ -42,7 +42,7 @@ func matchExpr(vs []variant, op string) string {
 // newest id first, keeping those that pass the filter. It stops after cap
 // postings and reports whether it saw them all. Callers hold mem.mu (read).
 func (ix *Index) postings(ctx context.Context, expr string, f *filter, limit int, keep func(id int64) bool) (scanned int, complete bool, err error) {
-	rows, err := ix.rdb.QueryContext(ctx, "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC", expr, f.lo, f.hi)
+	rows, err := ix.rquery(ctx, "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC", expr, f.lo, f.hi)
 	if err != nil {
 		return 0, false, fmt.Errorf("full-text query: %w", err)
 	}
@@ -298,7 +298,7 @@ func (ix *Index) bm25(ctx context.Context, cands []ftCand, terms []qterm, match 
 		for i, c := range part {
 			ids[i] = c.id
 		}
-		rows, err := ix.rdb.QueryContext(ctx, "SELECT id, text, search_extra FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
+		rows, err := ix.rquery(ctx, "SELECT id, text, search_extra FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
 		if err != nil {
 			return nil, fmt.Errorf("read candidates: %w", err)
 		}

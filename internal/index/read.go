@@ -564,7 +564,14 @@ func (ix *Index) loadMessages(ctx context.Context, ids []int64, prefer map[uint3
 	}
 	defer tx.Rollback()
 	js := idsJSON(ids)
-	rows, err := tx.QueryContext(ctx, `SELECT id, source, guid, conv, sender, from_me, kind, detail, service, time, time_read,
+	txq := func(q string, args ...any) (*sql.Rows, error) {
+		st, err := ix.rstmt(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	rows, err := txq(`SELECT id, source, guid, conv, sender, from_me, kind, detail, service, time, time_read,
 time_delivered, time_edited, time_unsent, text, subject, flags, error, reply_to, reply_to_part, app, effect, extra
 FROM messages WHERE id IN (SELECT value FROM json_each(?))`, js)
 	if err != nil {
@@ -636,7 +643,7 @@ FROM messages WHERE id IN (SELECT value FROM json_each(?))`, js)
 		return nil, fmt.Errorf("read messages: %w", err)
 	}
 	// Attachments.
-	rows, err = tx.QueryContext(ctx, `SELECT msg, guid, row_id, filename, mime, uti, size, sticker FROM attachments
+	rows, err = txq(`SELECT msg, guid, row_id, filename, mime, uti, size, sticker FROM attachments
 WHERE msg IN (SELECT value FROM json_each(?)) ORDER BY msg, idx`, js)
 	if err != nil {
 		return nil, fmt.Errorf("read attachments: %w", err)
@@ -664,7 +671,7 @@ WHERE msg IN (SELECT value FROM json_each(?)) ORDER BY msg, idx`, js)
 	}
 	for src, gs := range bySource {
 		b, _ := json.Marshal(gs)
-		rows, err = tx.QueryContext(ctx, `SELECT target, part, sender, from_me, type, emoji, time FROM reactions
+		rows, err = txq(`SELECT target, part, sender, from_me, type, emoji, time FROM reactions
 WHERE source = ? AND target IN (SELECT value FROM json_each(?)) ORDER BY time`, src, string(b))
 		if err != nil {
 			return nil, fmt.Errorf("read reactions: %w", err)

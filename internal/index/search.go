@@ -11,6 +11,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -788,22 +789,36 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 	}
 	hi := min(f.hi+1, int64(len(m.times)), int64(v.slots()))
 	lo := max(f.lo, 1)
-	type part struct {
-		top        *topK
-		considered int
-		missing    int
-	}
 	depth := max(ix.tune.VectorCandidates, k)
 	qc := make([]uint64, v.words)
 	v.code(qv, qc)
+	// Pass 1: the Hamming distance of every vector in scope, and a
+	// histogram of distances per part. Selecting by histogram (instead of
+	// a heap) costs the same for every candidate: distances have few
+	// distinct values, and a heap churns on ties.
+	n := max(hi-lo, 0)
+	distp := distPool.Get().(*[]uint16)
+	if int64(cap(*distp)) < n {
+		*distp = make([]uint16, n)
+	}
+	dist := (*distp)[:n]
+	defer distPool.Put(distp)
+	const none = math.MaxUint16
+	type part struct {
+		hist       []int
+		considered int
+		missing    int
+	}
 	parts := scanParallelParts(lo, hi, func(a, b int64) part {
-		p := part{top: &topK{k: depth}}
+		p := part{hist: make([]int, v.dim+1)}
 		w := v.words
 		for id := a; id < b; id++ {
 			if !f.pass(m, id) {
+				dist[id-lo] = none
 				continue
 			}
 			if !v.hasVec(id) {
+				dist[id-lo] = none
 				p.missing++
 				continue
 			}
@@ -813,16 +828,17 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 			for i, x := range c {
 				d += bits.OnesCount64(x ^ qc[i])
 			}
-			p.top.offerStrict(id, -float32(d))
+			dist[id-lo] = uint16(d)
+			p.hist[d]++
 		}
 		return p
 	})
-	merged := &topK{k: depth}
+	hist := make([]int, v.dim+1)
 	for _, p := range parts {
 		cov.Candidates += p.considered
 		cov.Unembedded += p.missing
-		for _, it := range p.top.items {
-			merged.offerStrict(it.id, it.score)
+		for d, c := range p.hist {
+			hist[d] += c
 		}
 	}
 	cov.Complete = cov.Unembedded == 0
@@ -830,7 +846,31 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 		cov.Note = fmt.Sprintf("%d messages in scope are not embedded yet", cov.Unembedded)
 	}
 	cov.Approximate = cov.Candidates > depth
-	best := merged.items
+	// The distance threshold that admits depth candidates; ties at the
+	// threshold go to the newest messages.
+	threshold, below := v.dim, 0
+	for d, c := range hist {
+		if below+c >= depth {
+			threshold = d
+			break
+		}
+		below += c
+	}
+	atThreshold := depth - below
+	var best []scored
+	for id := hi - 1; id >= lo; id-- {
+		d := dist[id-lo]
+		if d == none || int(d) > threshold {
+			continue
+		}
+		if int(d) == threshold {
+			if atThreshold <= 0 {
+				continue
+			}
+			atThreshold--
+		}
+		best = append(best, scored{id, -float32(d)})
+	}
 	if v.q8 != nil {
 		top := &topK{k: k}
 		for _, b := range best {
@@ -845,7 +885,7 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 	for i, b := range best {
 		ids[i] = b.id
 	}
-	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, q FROM vectors WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
+	rows, err := ix.rquery(ctx, "SELECT id, q FROM vectors WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
 	if err != nil {
 		return nil, cov, fmt.Errorf("re-rank vectors: %w", err)
 	}
@@ -879,6 +919,8 @@ func positive(s []scored) []scored {
 	}
 	return out
 }
+
+var distPool = sync.Pool{New: func() any { return new([]uint16) }}
 
 // scanParallelParts splits [lo, hi) across goroutines.
 func scanParallelParts[T any](lo, hi int64, fn func(a, b int64) T) []T {

@@ -101,6 +101,8 @@ type Index struct {
 
 	writeMu sync.Mutex // serialises writers in this process
 
+	rstmts sync.Map // query text → *sql.Stmt prepared on rdb
+
 	mem *memState // in-memory columns, vocabulary, caches
 
 	embedMu     sync.Mutex
@@ -288,6 +290,32 @@ func (ix *Index) migrate(ctx context.Context) error {
 	return nil
 }
 
+// rstmt returns a statement prepared once on the read pool (the driver
+// would otherwise parse the query on every call).
+func (ix *Index) rstmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := ix.rstmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := ix.rdb.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := ix.rstmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// rquery runs a read query through a cached statement.
+func (ix *Index) rquery(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := ix.rstmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 // Path returns the index database path.
 func (ix *Index) Path() string { return ix.path }
 
@@ -301,6 +329,10 @@ func (ix *Index) Close() error {
 		_, _ = ix.wdb.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 		err = ix.wdb.Close()
 	}
+	ix.rstmts.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
 	if ix.rdb != nil {
 		if e := ix.rdb.Close(); err == nil {
 			err = e

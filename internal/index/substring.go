@@ -222,7 +222,7 @@ type textRow struct {
 }
 
 func (ix *Index) fetchTexts(ctx context.Context, ids []int64) (map[int64]textRow, error) {
-	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, text, time FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
+	rows, err := ix.rquery(ctx, "SELECT id, text, time FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read messages: %w", err)
 	}

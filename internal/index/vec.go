@@ -290,20 +290,6 @@ func (h *topK) offer(id int64, s float32) {
 	}
 }
 
-// offerStrict adds an item only if it beats the current worst outright
-// (ties keep the earlier item): cheap for scores with few distinct values,
-// such as Hamming distances.
-func (h *topK) offerStrict(id int64, s float32) {
-	if len(h.items) < h.k {
-		heap.Push(h, scored{id, s})
-		return
-	}
-	if s > h.items[0].score {
-		h.items[0] = scored{id, s}
-		heap.Fix(h, 0)
-	}
-}
-
 // sorted returns the items best first.
 func (h *topK) sorted() []scored {
 	out := make([]scored, len(h.items))
