@@ -157,7 +157,9 @@ func TestModelsPullRejects(t *testing.T) {
 	tampered["model.safetensors"] = append([]byte(nil), tampered["model.safetensors"]...)
 	tampered["model.safetensors"][len(tampered["model.safetensors"])-1] ^= 0xff
 	badTok := embedtest.Files()
-	badTok["tokenizer.json"] = []byte(`{"model":{"type":"BPE"}}`)
+	badTok["tokenizer.json"] = []byte(`{"model":{"type":"WordLevel"}}`)
+	emptyTok := embedtest.Files()
+	emptyTok["tokenizer.json"] = []byte(`{"model":{"type":"BPE","vocab":{},"merges":[]}}`)
 	tests := []struct {
 		name     string
 		setup    func(h *fakeHub)
@@ -170,6 +172,7 @@ func TestModelsPullRejects(t *testing.T) {
 			h.files["tokenizer.json"] = append([]byte(" "), h.files["tokenizer.json"][1:]...)
 		}, "git blob id"},
 		{"unloadable tokenizer", func(h *fakeHub) { h.files = badTok }, "do not load"},
+		{"tokenizer that matches nothing", func(h *fakeHub) { h.files = emptyTok }, "norm 0.000"},
 		{"not a model2vec repo", func(h *fakeHub) { delete(h.files, "model.safetensors") }, "no model.safetensors"},
 		{"missing file without API", func(h *fakeHub) { h.noAPI = true; delete(h.files, "tokenizer.json") }, "not found on the hub"},
 	}
