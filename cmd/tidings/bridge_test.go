@@ -168,3 +168,30 @@ func waitDir(t *testing.T, p string) {
 	}
 	t.Fatalf("%s never appeared", p)
 }
+
+// TestHelperHostSend: a host helper previews through the real send gate
+// (nonce in the bridge folder's nonces/) and, on a system without
+// Messages, refuses the send with the gate's sentence.
+func TestHelperHostSend(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bridge")
+	startHelper(t, map[string]string{"DISPLAY": ""}, "--bridge-dir", dir)
+	waitDir(t, filepath.Join(dir, "control", "requests"))
+	pv, err := bridgeCall(t, dir, "send_preview", `{"to": "+1 415 555 1234", "text": "Confirmed for 3pm."}`, "--protocol", "1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, _ := pv["send_nonce"].(string)
+	if pv["ok"] != true || nonce == "" || pv["preview"].(map[string]any)["text_length"] != 18.0 {
+		t.Fatalf("preview = %v", pv)
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "nonces")); err != nil || len(ents) != 1 {
+		t.Errorf("nonce files in the bridge folder: %v %v", ents, err)
+	}
+	got, err := bridgeCall(t, dir, "send", `{"to": "+1 415 555 1234", "text": "Confirmed for 3pm.", "send_nonce": "`+nonce+`"}`)
+	if err == nil || got["ok"] != false {
+		t.Fatalf("send on Linux must be refused: %v", got)
+	}
+	if got, _ := bridgeCall(t, dir, "send", `{"to": "+14155551234", "text": "x"}`); got["error"] != "send gate: missing nonce; call send_preview first" {
+		t.Errorf("missing nonce: %v", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/policy"
+	"github.com/tidings-mcp/tidings/internal/send"
 )
 
 func init() {
@@ -130,12 +131,43 @@ type helperData struct {
 	getenv func(string) string
 }
 
-// hostBackend builds the host role's backend (the query layer over the
-// index, with the bridge folder's read policy). It is a variable so the
-// file that wires the query layer can set it.
-var hostBackend = func(ctx context.Context, h *helperData) (bridge.Backend, error) {
-	return bridge.Unsupported{Reason: "this build's helper has no query layer wired for the host role yet"}, nil
+// hostBackend builds the host role's backend: the send gate (state and
+// nonces in the bridge folder, the seed's nonces/; the bridge folder's
+// read policy) and the query layer (hostData).
+func hostBackend(ctx context.Context, h *helperData) (bridge.Backend, error) {
+	store, err := policy.NewStore(h.dir, policy.Options{})
+	if err != nil {
+		return nil, err // fail closed: no read and no send without a policy
+	}
+	hb := &bridge.HostBackend{}
+	var names send.NameResolver
+	if len(h.cfg.Contacts) > 0 {
+		if book, err := openBook(ctx, h.cfg, h.logger); err == nil && book != nil {
+			names = book
+		}
+	}
+	gcfg := *h.cfg
+	gcfg.Home = h.dir
+	if gate, err := send.FromConfig(&gcfg, store, names, nil, h.logger); err != nil {
+		h.logger.Error("send gate unavailable", "err", err)
+	} else {
+		hb.Gate = &bridge.SendGate{Gate: gate}
+	}
+	if hostData != nil {
+		data, closeData, err := hostData(ctx, h, store)
+		if err != nil {
+			return nil, err
+		}
+		hb.Data = data
+		if closeData != nil {
+			hb.Closers = append(hb.Closers, closeData)
+		}
+	}
+	return hb, nil
 }
+
+// hostData opens the query layer for the host role; nil until it is wired.
+var hostData func(ctx context.Context, h *helperData, store *policy.Store) (bridge.Backend, func(), error)
 
 // helperExtensions returns the protocol 1.3 actions; set by the file that
 // wires the query layer.

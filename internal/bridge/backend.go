@@ -265,6 +265,11 @@ type (
 // Coded is implemented by backend errors that carry a 1.3 error_code.
 type Coded interface{ BridgeCode() string }
 
+// Detailed is implemented by backend errors that carry extra fields for a
+// 1.3 error response (a failed send's "sent" and "delivery"). Keys that
+// collide with the error envelope are dropped.
+type Detailed interface{ BridgeDetail() map[string]any }
+
 // errorCode classifies a backend error for 1.3 responses.
 func errorCode(err error) string {
 	var c Coded

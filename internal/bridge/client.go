@@ -42,9 +42,14 @@ type RemoteError struct {
 	Code           string // 1.3 only
 	BridgeRole     string
 	AllowedActions []string
+	// Raw is the whole error response (1.3 detail fields included).
+	Raw json.RawMessage
 }
 
 func (e *RemoteError) Error() string { return e.Msg }
+
+// Detail decodes the error response's detail fields into v.
+func (e *RemoteError) Detail(v any) error { return json.Unmarshal(e.Raw, v) }
 
 // Client sends requests through a bridge folder and waits for the answers.
 // It is safe for concurrent use. The zero value is not usable; use
@@ -265,7 +270,7 @@ func (r *Response) err(action string) error {
 	if r.OK {
 		return nil
 	}
-	return &RemoteError{ID: r.ID, Action: action, Msg: r.Error, Code: r.ErrorCode, BridgeRole: r.BridgeRole, AllowedActions: r.AllowedActions}
+	return &RemoteError{ID: r.ID, Action: action, Msg: r.Error, Code: r.ErrorCode, BridgeRole: r.BridgeRole, AllowedActions: r.AllowedActions, Raw: r.Raw}
 }
 
 // withdraw removes a request the helper has not taken yet.

@@ -175,19 +175,12 @@ func parseListChats(p map[string]json.RawMessage) (ListChatsParams, error) {
 	return out, nil
 }
 
-// service reads send's service: "iMessage", "SMS" or omitted (iMessage).
+// service reads send's service as a string ("" when omitted). Which
+// values are accepted ("iMessage", "SMS", omitted = iMessage) is the send
+// gate's rule, applied there with the seed's sentence.
 func service(p map[string]json.RawMessage) (string, error) {
-	s, ok, err := str(p, "service", 0)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "iMessage", nil
-	}
-	if s != "iMessage" && s != "SMS" {
-		return "", paramErrf(`service must be "iMessage" or "SMS" (or omitted for iMessage), got %s`, excerpt(s))
-	}
-	return s, nil
+	s, _, err := str(p, "service", 40)
+	return s, err
 }
 
 // sendFields reads to and text. Their content rules (length, control

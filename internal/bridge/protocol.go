@@ -376,6 +376,36 @@ func encodeError(e errorBody) []byte {
 	return append(b, '\n')
 }
 
+// appendFields adds fields (sorted, skipping keys the object already has
+// or that are reserved) to an encoded JSON object ending in "}\n".
+func appendFields(obj []byte, fields map[string]any) ([]byte, error) {
+	have, err := decodeObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		if _, dup := have[k]; !dup && !reserved[k] && k != "bridge_role" && k != "allowed_actions" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b bytes.Buffer
+	b.Write(bytes.TrimRight(bytes.TrimSpace(obj), "}"))
+	for _, k := range keys {
+		v, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
+		writeJSONString(&b, k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteString("}\n")
+	return b.Bytes(), nil
+}
+
 func writeJSONString(b *bytes.Buffer, s string) {
 	q, _ := json.Marshal(s)
 	b.Write(q)

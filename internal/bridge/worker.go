@@ -792,14 +792,28 @@ func (w *Worker) openBackend(ctx context.Context) (Backend, error) {
 }
 
 // errorResponse builds an error answer with the role's allowed actions.
+// For a 1.3 request it adds error_code and, when err carries them
+// (Detailed), detail fields such as a failed send's delivery report.
 func (w *Worker) errorResponse(id, version string, err error) reply {
 	code := errorCode(err)
 	e := errorBody{ID: id, Error: err.Error(), BridgeRole: string(w.role),
 		AllowedActions: AllowedActions(w.role, version, w.opts.Extensions)}
-	if version == Version13 {
-		e.ErrorCode = code
+	if version != Version13 {
+		return reply{data: encodeError(e), code: code}
 	}
-	return reply{data: encodeError(e), code: code}
+	e.ErrorCode = code
+	body := encodeError(e)
+	var d Detailed
+	if errors.As(err, &d) {
+		if extra := d.BridgeDetail(); len(extra) > 0 {
+			if b, err := appendFields(body, extra); err == nil {
+				body = b
+			} else {
+				w.log.Warn("error detail dropped", "id", id, "err", err)
+			}
+		}
+	}
+	return reply{data: body, code: code}
 }
 
 // reap removes responses older than ResponseTTL and temp files (the
