@@ -102,6 +102,23 @@ func TestIncrementalSync(t *testing.T) {
 				t.Errorf("Changed(since) = %v, want %v", changed, wantChanged)
 			}
 
+			// A receipt for a message sent before the lookback is not a change.
+			oldID := f.insert("message", "guid", "M-ANCIENT", "text", "old", "handle_id", s.alice, "date", f.date(syncTime.Add(-ChangedLookback-time.Hour)),
+				"is_read", 1, "date_read", f.date(at(107)))
+			f.insert("chat_message_join", "chat_id", s.direct, "message_id", oldID)
+			var seen []string
+			r.Changed(ctx, syncTime, func(m model.Message) error { seen = append(seen, m.ID); return nil })
+			if slices.Contains(seen, "M-ANCIENT") {
+				t.Errorf("a receipt for a message older than ChangedLookback was reported")
+			}
+			rd, err := r.RecentlyDeleted(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if caps.RecentlyDeleted != (len(rd) == 2) || (caps.RecentlyDeleted && !slices.Contains(rd, rowIDOf(t, f, "M-FAILED"))) {
+				t.Errorf("RecentlyDeleted = %v", rd)
+			}
+
 			// Deletions.
 			if !caps.DeletedLog {
 				if err := r.Deleted(ctx, 0, func(Deletion) error { return nil }); !errors.Is(err, errors.ErrUnsupported) {

@@ -254,30 +254,84 @@ func (r *Reader) messagePage(ctx context.Context, l *lookups, last int64, fn fun
 	return n, hi, tx.Commit()
 }
 
-// Changed calls fn for every message whose state changed at or after since:
-// edited, unsent, read or delivered, recovered, or moved to (or still in)
-// Recently Deleted with a delete date at or after since. The index uses it
-// to refresh rows it already holds. It is a full scan of the message table
-// (Apple indexes none of these dates); on the 1M-row demo it takes well under
-// a second.
+// ChangedLookback bounds how far before since Changed looks for messages
+// whose state changed. Edits (allowed for 15 minutes after sending) and
+// unsends (2 minutes) are always inside it; a read or delivery receipt for a
+// message sent longer ago is not reported. Moves to Recently Deleted are
+// reported whatever the message's age.
+const ChangedLookback = 7 * 24 * time.Hour
+
+// Changed calls fn, in ROWID order and once each, for every message whose
+// state changed at or after since: edited, unsent, read, delivered or
+// recovered (for messages sent within ChangedLookback before since), or
+// moved to Recently Deleted at or after since. An index uses it to refresh
+// rows it already holds. Apple indexes none of these dates, so the scan is
+// bounded by message date through message_idx_date (schemas without that
+// index, old iOS backups, are scanned in full). A recovery from Recently
+// Deleted is dated only on macOS 26 (date_recovered); to notice recoveries
+// of older messages, compare RecentlyDeleted with the previous set.
 func (r *Reader) Changed(ctx context.Context, since time.Time, fn func(model.Message) error) error {
+	where, args, err := r.changedWhere(since)
+	if err != nil {
+		return err
+	}
+	return r.sparse(ctx, where, args, fn)
+}
+
+// changedWhere composes Changed's WHERE clause.
+func (r *Reader) changedWhere(since time.Time) (string, []any, error) {
 	ns, s := sinceArgs(since)
 	var conds []string
 	var args []any
 	for _, c := range []string{"date_edited", "date_retracted", "date_read", "date_delivered", "date_recovered"} {
 		if r.sch.cols.has("message", c) {
-			conds = append(conds, dateAtLeast("m."+c))
+			conds = append(conds, dateAtLeast(c))
 			args = append(args, ns, s)
 		}
 	}
+	if len(conds) == 0 {
+		return "", nil, fmt.Errorf("read changed messages: %w: this schema records no change dates", errors.ErrUnsupported)
+	}
+	lns, ls := sinceArgs(since.Add(-ChangedLookback))
+	// Two ranges of the date index, one per unit (second values are always
+	// below 1e12). Separate branches, because SQLite does not use the index
+	// for an OR of the two ranges; UNION ALL, because a plain UNION makes it
+	// scan the table in ROWID order to merge (IN ignores duplicates anyway).
+	changed := " AND (" + strings.Join(conds, " OR ") + ")"
+	inner := "SELECT ROWID FROM message WHERE date >= ?" + changed +
+		" UNION ALL SELECT ROWID FROM message WHERE date >= ? AND date < 1000000000000" + changed
+	args = append(append(append([]any{lns}, args...), ls), args...)
 	if r.sch.tables["chat_recoverable_message_join"] {
-		conds = append(conds, "m.ROWID IN (SELECT message_id FROM chat_recoverable_message_join WHERE "+dateAtLeast("delete_date")+")")
+		inner += " UNION ALL SELECT message_id FROM chat_recoverable_message_join WHERE " + dateAtLeast("delete_date")
 		args = append(args, ns, s)
 	}
-	if len(conds) == 0 {
-		return fmt.Errorf("read changed messages: %w: this schema records no change dates", errors.ErrUnsupported)
+	return "WHERE m.ROWID IN (" + inner + ") ORDER BY m.ROWID", args, nil
+}
+
+// RecentlyDeleted returns the ROWIDs of the messages now in Recently
+// Deleted, ascending (at most 30 days of deletions, so a short list); nil
+// when the schema has no Recently Deleted.
+func (r *Reader) RecentlyDeleted(ctx context.Context) ([]int64, error) {
+	if !r.sch.tables["chat_recoverable_message_join"] {
+		return nil, nil
 	}
-	return r.sparse(ctx, "WHERE "+strings.Join(conds, " OR ")+" ORDER BY m.ROWID", args, fn)
+	rows, err := r.db.QueryContext(ctx, "SELECT DISTINCT message_id FROM chat_recoverable_message_join ORDER BY message_id")
+	if err != nil {
+		return nil, fmt.Errorf("read recently deleted: %w", err)
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read recently deleted: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read recently deleted: %w", err)
+	}
+	return ids, nil
 }
 
 // MessageByGUID returns one message by guid, or ErrNotFound.
