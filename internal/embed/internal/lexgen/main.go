@@ -67,13 +67,15 @@ var linkWeight = map[string]float32{
 	"#m": 0.3, "#s": 0.3, "#p": 0.3, "%m": 0.3, "%s": 0.3, "%p": 0.3,
 }
 
+// Generation settings; main exposes each as a flag. The values here are
+// the ones the shipped lexicon was made with.
 var (
-	aliases   bool
-	skipTop   int
-	maxDF     int
-	glossMode string
-	eigPow    float64
-	revWeight float64
+	aliases   = true      // map lemmas outside the vocabulary to a kept synonym or hypernym
+	skipTop   = 1         // leading singular directions dropped
+	maxDF     = 300       // features shared by more words than this are dropped
+	glossMode = "synsets" // gloss features: synsets, words or both
+	eigPow    = 0.5       // singular value exponent
+	revWeight = 0.3       // weight of the reverse gloss link
 )
 
 func main() {
@@ -82,12 +84,12 @@ func main() {
 	dim := flag.Int("dim", 128, "vector dimensions")
 	maxWords := flag.Int("words", 37000, "maximum vocabulary size")
 	method := flag.String("method", "svd", "reduction: svd, or rp (random projection of PPMI rows)")
-	flag.StringVar(&glossMode, "gloss", "synsets", "gloss features: synsets (senses of gloss words), words, or both")
-	flag.Float64Var(&eigPow, "eig", 0.5, "singular value exponent of the SVD vectors")
-	flag.BoolVar(&aliases, "aliases", true, "map lemmas outside the vocabulary to a kept synonym or hypernym")
-	flag.IntVar(&skipTop, "skip", 1, "drop this many leading singular directions (frequency/hub directions)")
-	flag.Float64Var(&revWeight, "rev", 0.3, "weight of the reverse gloss link")
-	flag.IntVar(&maxDF, "maxdf", 300, "drop features shared by more than this many words (hubs such as 'person')")
+	flag.StringVar(&glossMode, "gloss", glossMode, "gloss features: synsets (senses of gloss words), words, or both")
+	flag.Float64Var(&eigPow, "eig", eigPow, "singular value exponent of the SVD vectors")
+	flag.BoolVar(&aliases, "aliases", aliases, "map lemmas outside the vocabulary to a kept synonym or hypernym")
+	flag.IntVar(&skipTop, "skip", skipTop, "drop this many leading singular directions (frequency/hub directions)")
+	flag.Float64Var(&revWeight, "rev", revWeight, "weight of the reverse gloss link")
+	flag.IntVar(&maxDF, "maxdf", maxDF, "drop features shared by more than this many words (hubs such as 'person')")
 	flag.Parse()
 	if err := run(*dir, *out, *dim, *maxWords, *method); err != nil {
 		fmt.Fprintln(os.Stderr, "lexgen:", err)
