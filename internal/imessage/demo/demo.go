@@ -93,8 +93,8 @@ func Generate(ctx context.Context, opts Options) (*Result, error) {
 		opts.Now = time.Now()
 	}
 	now := opts.Now.UTC().Truncate(time.Second)
-	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+	if err := claimDir(opts.Dir); err != nil {
+		return nil, err
 	}
 	final := filepath.Join(opts.Dir, "chat.db")
 	tmp := final + ".tmp"
@@ -131,6 +131,33 @@ func Generate(ctx context.Context, opts Options) (*Result, error) {
 	res.ChatDB, res.Contacts, res.Now = final, contacts, now
 	res.Stories = Stories(now)
 	return res, nil
+}
+
+// markerFile marks a folder as written by Generate. Generate replaces
+// chat.db and the attachment folders, so it refuses a non-empty folder
+// without the marker: `tidings demo --dir ~/Library/Messages` must never
+// touch a real Messages folder.
+const markerFile = ".tidings-demo"
+
+func claimDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	marker := filepath.Join(dir, markerFile)
+	if len(ents) > 0 {
+		if _, err := os.Stat(marker); err != nil {
+			return fmt.Errorf("demo: %s is not empty and was not written by tidings demo; choose an empty or new folder", dir)
+		}
+		return nil
+	}
+	if err := os.WriteFile(marker, []byte("written by tidings demo; the folder's contents are replaced on the next run\n"), 0o600); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
 }
 
 // thread is one chat being generated.

@@ -448,6 +448,21 @@ func TestOptionsErrors(t *testing.T) {
 			t.Errorf("%+v accepted", o)
 		}
 	}
+	// A folder with other content (a real Messages folder) is refused and
+	// left untouched.
+	real := t.TempDir()
+	os.WriteFile(filepath.Join(real, "chat.db"), []byte("precious"), 0o600)
+	os.MkdirAll(filepath.Join(real, "Attachments", "ab"), 0o700)
+	if _, err := Generate(context.Background(), Options{Dir: real, Messages: 5000, Now: testNow}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("non-demo folder: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(real, "chat.db")); string(b) != "precious" {
+		t.Error("a non-demo chat.db was touched")
+	}
+	if _, err := os.Stat(filepath.Join(real, "Attachments", "ab")); err != nil {
+		t.Error("a non-demo Attachments folder was touched")
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	dir := t.TempDir()
