@@ -82,16 +82,22 @@ func (s *RowSource) Sync(ctx context.Context, req SyncRequest, w Writer) error {
 		b, _ := json.Marshal(wm)
 		return w.Checkpoint(b)
 	}
-	convs, err := s.Reader.Conversations(ctx)
-	if err != nil {
-		return fmt.Errorf("read conversations: %w", err)
-	}
-	if err := w.Conversations(convs); err != nil {
-		return err
-	}
 	first := wm.RowID == 0 && wm.Changed == 0
+	// The fast path skips the conversation list (a full read of the chat
+	// tables): a message in a brand-new chat gets a minimal conversation,
+	// completed by the full sync that follows.
+	if !req.NewOnly || first {
+		convs, err := s.Reader.Conversations(ctx)
+		if err != nil {
+			return fmt.Errorf("read conversations: %w", err)
+		}
+		if err := w.Conversations(convs); err != nil {
+			return err
+		}
+	}
 	start := now()
 	n := 0
+	var err error
 	// A brand-new message without a conversation may be one whose chat
 	// link is not committed yet: the watermark stays below it so the next
 	// sync reads it again.

@@ -138,6 +138,14 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 
 	full := time.NewTimer(time.Hour)
 	full.Stop()
+	// A file event can arrive before the commit that caused it is visible
+	// (the writer appends WAL frames, then syncs, then publishes the commit
+	// in shared memory, which raises no event), so each change is followed
+	// by a few quick re-reads; a fast sync that finds nothing costs one
+	// indexed query.
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	var settleStep int
 	for {
 		select {
 		case <-ctx.Done():
@@ -148,12 +156,23 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 			rep, err := ix.Sync(ctx, SyncOptions{NewOnly: true}, opts.Sources...)
 			ix.reportSync(opts, rep, false, err)
 			full.Reset(opts.FullDelay)
+			settleStep = 0
+			settle.Reset(settleDelays[0])
+		case <-settle.C:
+			rep, err := ix.Sync(ctx, SyncOptions{NewOnly: true}, opts.Sources...)
+			ix.reportSync(opts, rep, false, err)
+			if settleStep++; settleStep < len(settleDelays) {
+				settle.Reset(settleDelays[settleStep])
+			}
 		case <-full.C:
 			rep, err := ix.Sync(ctx, SyncOptions{}, opts.Sources...)
 			ix.reportSync(opts, rep, true, err)
 		}
 	}
 }
+
+// settleDelays are the re-reads after a change (see Watch).
+var settleDelays = []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 60 * time.Millisecond, 200 * time.Millisecond}
 
 func (ix *Index) reportSync(opts WatchOptions, rep SyncReport, full bool, err error) {
 	if err != nil && !errors.Is(err, context.Canceled) {
