@@ -10,7 +10,9 @@ type keyTable struct {
 	n    int
 }
 
-func newKeyTable() *keyTable { return &keyTable{keys: make([]uint64, 1024), vals: make([]uint32, 1024)} }
+func newKeyTable() *keyTable {
+	return &keyTable{keys: make([]uint64, 1024), vals: make([]uint32, 1024)}
+}
 
 func (t *keyTable) slot(k uint64) int {
 	mask := len(t.keys) - 1
