@@ -39,6 +39,10 @@ type Deps struct {
 	DataSet DataSet
 	// Send is the send gate (internal/send's *Gate); nil = cannot send here.
 	Send SendService
+	// Messages is the query layer (internal/service's *Service) behind the
+	// message, triage, contacts and attachment tools; nil = no message
+	// data in this process, and those tools say so.
+	Messages MessageService
 
 	// Set by New: the filters and the resulting selection.
 	Filters   Filters

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestInteropTypeScriptClients(t *testing.T) {
 			if tt.wantVersion != "" && rep.Negotiated != tt.wantVersion {
 				t.Errorf("negotiated %q, want %q (era %q)", rep.Negotiated, tt.wantVersion, rep.Era)
 			}
-			if len(rep.Tools) == 0 || rep.Tools[0] != "get_status" {
+			if !slices.Contains(rep.Tools, "get_status") {
 				t.Errorf("tools = %v", rep.Tools)
 			}
 			for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {

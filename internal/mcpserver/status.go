@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 // StatusInput is get_status's (empty) argument object.
@@ -17,16 +18,23 @@ type StatusInput struct{}
 // StatusOutput is get_status's result. It never contains message content:
 // only versions, settings, file facts and counts.
 type StatusOutput struct {
-	Server    StatusServer    `json:"server"`
-	Protocol  StatusProtocol  `json:"protocol"`
-	DataSet   DataSet         `json:"data_set"`
-	Access    StatusAccess    `json:"access"`
-	Toolsets  []StatusToolset `json:"toolsets"`
-	Sources   []SourceStatus  `json:"sources"`
-	Index     IndexStatus     `json:"index"`
-	Checks    []CheckResult   `json:"checks"`
-	Now       string          `json:"now" jsonschema:"the server's clock (RFC 3339); pinned when TIDINGS_NOW is set"`
-	ClockNote string          `json:"clock_note,omitempty"`
+	Server   StatusServer    `json:"server"`
+	Protocol StatusProtocol  `json:"protocol"`
+	DataSet  DataSet         `json:"data_set"`
+	Access   StatusAccess    `json:"access"`
+	Toolsets []StatusToolset `json:"toolsets"`
+	Sources  []SourceStatus  `json:"sources"`
+	Index    IndexStatus     `json:"index"`
+	Checks   []CheckResult   `json:"checks"`
+	// The query layer's view (Deps.Messages): read policy mode, embedder
+	// and semantic readiness, per-source sync freshness, contacts.
+	Policy        *service.PolicyStatus   `json:"policy,omitempty"`
+	Search        *service.SearchStatus   `json:"search,omitempty"`
+	SyncedSources []service.SourceSync    `json:"synced_sources,omitempty"`
+	Contacts      *service.ContactsStatus `json:"contacts,omitempty"`
+	Dossiers      *int                    `json:"dossiers,omitempty" jsonschema:"living dossiers kept"`
+	Now           string                  `json:"now" jsonschema:"the server's clock (RFC 3339); pinned when TIDINGS_NOW is set"`
+	ClockNote     string                  `json:"clock_note,omitempty"`
 }
 
 // StatusServer identifies the running server.
@@ -123,6 +131,17 @@ func buildStatus(ctx context.Context, d *Deps) StatusOutput {
 		}
 		out.Index = is
 	}
+	if d.Messages != nil {
+		st, err := d.Messages.Status(ctx)
+		if err != nil {
+			out.Index.Note = joinSentences(out.Index.Note, "query layer status unavailable: "+err.Error())
+		}
+		out.Policy, out.Search, out.Contacts = &st.Policy, &st.Search, &st.Contacts
+		out.SyncedSources = st.Sources
+		if st.Dossiers >= 0 {
+			out.Dossiers = &st.Dossiers
+		}
+	}
 	if d.Checks != nil {
 		if c := d.Checks(ctx); c != nil {
 			out.Checks = c
@@ -184,4 +203,11 @@ func permissionHint(err error) string {
 		return "permission denied (on macOS, grant Full Disk Access to the process that runs Tidings)"
 	}
 	return err.Error()
+}
+
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

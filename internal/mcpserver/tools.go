@@ -7,6 +7,14 @@ package mcpserver
 func Inventory() []Tool {
 	return []Tool{
 		getStatus,
+		listConversations,
+		getConversationMessages,
+		searchMessages,
+		reviewMessages,
+		getResponseStats,
+		lookupContacts,
+		getContactDossier,
+		saveAttachment,
 		previewMessage,
 		sendMessage,
 	}

@@ -1,0 +1,301 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/gif"  // register GIF for the decode check
+	_ "image/jpeg" // register JPEG
+	_ "image/png"  // register PNG
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/output"
+)
+
+// Attachment limits: Messages refuses attachments above about 100 MB; the
+// pixel cap bounds the memory a decode check takes.
+const (
+	MaxAttachmentBytes  = 100 << 20
+	MaxAttachmentPixels = 80_000_000
+)
+
+// SaveParams are save_attachment's arguments.
+type SaveParams struct {
+	AttachmentID string
+	// Destination is the exact file path to write, absolute, inside one of
+	// AllowedDirs (after resolving symlinks); its folder must exist.
+	Destination string
+	// Overwrite allows replacing an existing file.
+	Overwrite bool
+	// AllowedDirs are the folders files may be written into (the profile's
+	// file_dirs). Empty refuses every write.
+	AllowedDirs []string
+}
+
+// Saved is save_attachment's result. It names the file written and the
+// attachment, never the attachment's own location on disk.
+type Saved struct {
+	Destination string `json:"destination"`
+	Bytes       int64  `json:"bytes"`
+	MimeType    string `json:"mime_type"`
+	Filename    string `json:"filename,omitempty"`
+	Format      string `json:"format"`
+	Width       int    `json:"width,omitempty"`
+	Height      int    `json:"height,omitempty"`
+	Overwrote   bool   `json:"overwrote"`
+	Note        string `json:"note,omitempty"`
+}
+
+// heifBrands are ISO BMFF major brands of HEIF/HEIC stills.
+var heifBrands = map[string]bool{"heic": true, "heix": true, "heim": true, "heis": true, "hevc": true, "hevx": true, "mif1": true, "msf1": true, "avif": true}
+
+// SaveAttachment copies an image attachment to Destination. It refuses a
+// destination outside AllowedDirs (symlinks of the destination's folder and
+// of the allowed folders are resolved before the check, and the
+// destination itself must not be a symlink), a missing folder, an existing
+// file unless Overwrite, and any attachment that is not an image (by MIME
+// type and by a decode check of its bytes). The file is written to a
+// temporary name in the same folder, synced, made 0600 and then moved into
+// place, so a reader never sees half a file.
+func (s *Service) SaveAttachment(ctx context.Context, prm SaveParams) (Saved, error) {
+	if _, err := s.begin(ctx); err != nil {
+		return Saved{}, err
+	}
+	id := strings.TrimSpace(prm.AttachmentID)
+	if id == "" {
+		return Saved{}, userErr("attachment_id is required: take it from a message's attachments in get_conversation_messages")
+	}
+	dir, dest, err := checkDestination(prm.Destination, prm.AllowedDirs)
+	if err != nil {
+		return Saved{}, err
+	}
+	src, mime, filename, err := s.ix.AttachmentFile(ctx, id)
+	if errors.Is(err, index.ErrNotFound) && (mime != "" || filename != "") {
+		// The attachment is there and readable, but the index holds no
+		// path for its file: ask the source.
+		if p, ok := s.sourcePath(ctx, id, mime, filename); ok {
+			src, err = p, nil
+		}
+	}
+	switch {
+	case errors.Is(err, index.ErrNotFound):
+		return Saved{}, notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Field(id))
+	case err != nil:
+		return Saved{}, fmt.Errorf("find attachment: %w", err)
+	}
+	mime = strings.ToLower(strings.TrimSpace(mime))
+	if mime != "" && !strings.HasPrefix(mime, "image/") {
+		return Saved{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Field(id), output.Field(mime))
+	}
+	data, err := readAttachment(src)
+	if err != nil {
+		return Saved{}, err
+	}
+	out := Saved{Destination: dest, Bytes: int64(len(data)), MimeType: output.Field(mime), Filename: output.Filename(filename)}
+	switch {
+	case len(data) >= 12 && string(data[4:8]) == "ftyp" && heifBrands[string(data[8:12])]:
+		out.Format = "heic"
+		out.Note = "HEIC recognised by its file signature: Go cannot decode HEIC, so the picture itself was not checked"
+	default:
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			return Saved{}, userErr("attachment %s is not a PNG, JPEG, GIF or HEIC image, so it was not saved", output.Field(id))
+		}
+		if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxAttachmentPixels {
+			return Saved{}, userErr("attachment %s is %d×%d pixels; images above %d pixels are not saved", output.Field(id), cfg.Width, cfg.Height, MaxAttachmentPixels)
+		}
+		if _, _, err := image.Decode(bytes.NewReader(data)); err != nil {
+			return Saved{}, userErr("attachment %s does not decode as a %s image, so it was not saved", output.Field(id), format)
+		}
+		out.Format, out.Width, out.Height = format, cfg.Width, cfg.Height
+	}
+	if out.MimeType == "" {
+		out.MimeType = "image/" + out.Format
+	}
+	over, err := writeAtomic(dir, dest, data, prm.Overwrite)
+	if err != nil {
+		return Saved{}, err
+	}
+	out.Overwrote = over
+	return out, nil
+}
+
+// AttachmentResolver finds an attachment's file in a source database by
+// its row id (the tools' attachment_id); *imessage.Reader implements it.
+type AttachmentResolver interface {
+	Attachment(ctx context.Context, rowID int64) (model.Attachment, error)
+}
+
+// sourcePath asks the attachment resolver for the file of an attachment
+// the index knows (same MIME type and name, so a row id of another source
+// is never taken for it).
+func (s *Service) sourcePath(ctx context.Context, id, mime, filename string) (string, bool) {
+	if s.att == nil {
+		return "", false
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return "", false
+	}
+	a, err := s.att.Attachment(ctx, n)
+	if err != nil || a.Path == "" || !strings.EqualFold(a.MimeType, mime) || output.Filename(a.Filename) != output.Filename(filename) {
+		return "", false
+	}
+	return a.Path, true
+}
+
+// checkDestination validates the destination and returns its resolved
+// folder and the final path inside it.
+func checkDestination(dest string, allowed []string) (dir, path string, err error) {
+	if len(allowed) == 0 {
+		return "", "", userErr("no folders are allowed for saving files; a profile's file_dirs must name them")
+	}
+	dest = strings.TrimSpace(dest)
+	switch {
+	case dest == "":
+		return "", "", userErr("destination is required: give the absolute path of the file to write, inside %s", strings.Join(allowed, " or "))
+	case !filepath.IsAbs(dest):
+		return "", "", userErr("destination must be an absolute file path (got %q)", output.Field(dest))
+	case strings.HasSuffix(dest, string(filepath.Separator)):
+		return "", "", userErr("destination must name a file, not a folder")
+	}
+	dest = filepath.Clean(dest)
+	name := filepath.Base(dest)
+	if name == "." || name == ".." || name == string(filepath.Separator) {
+		return "", "", userErr("destination must name a file, not a folder")
+	}
+	rdir, err := filepath.EvalSymlinks(filepath.Dir(dest))
+	if err != nil {
+		return "", "", userErr("the folder %s does not exist; create it first or choose another destination", output.Field(filepath.Dir(dest)))
+	}
+	if fi, err := os.Stat(rdir); err != nil || !fi.IsDir() {
+		return "", "", userErr("%s is not a folder", output.Field(filepath.Dir(dest)))
+	}
+	inside := false
+	for _, a := range allowed {
+		ra, err := filepath.EvalSymlinks(a)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(ra, rdir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			inside = true
+			break
+		}
+	}
+	if !inside {
+		return "", "", userErr("destination is outside the folders files may be saved in (%s)", strings.Join(allowed, ", "))
+	}
+	path = filepath.Join(rdir, name)
+	if fi, err := os.Lstat(path); err == nil {
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return "", "", userErr("destination %s is a symbolic link; choose another file name", output.Field(dest))
+		case !fi.Mode().IsRegular():
+			return "", "", userErr("destination %s exists and is not a regular file", output.Field(dest))
+		}
+	}
+	return rdir, path, nil
+}
+
+// readAttachment reads the attachment file (bounded).
+func readAttachment(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, notFound("the attachment's file cannot be read on this machine (it may not have been downloaded from iCloud)")
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, notFound("the attachment's file cannot be read on this machine")
+	}
+	if fi.Size() > MaxAttachmentBytes {
+		return nil, userErr("the attachment has %d bytes; files above %d bytes are not saved", fi.Size(), MaxAttachmentBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxAttachmentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read attachment: %w", err)
+	}
+	if len(data) > MaxAttachmentBytes {
+		return nil, userErr("the attachment is larger than %d bytes; it was not saved", MaxAttachmentBytes)
+	}
+	return data, nil
+}
+
+// writeAtomic writes data to path through a temporary file in dir. Without
+// overwrite it links the temporary file into place, which fails if path
+// exists, so a file that appears meanwhile is never replaced.
+func writeAtomic(dir, path string, data []byte, overwrite bool) (overwrote bool, err error) {
+	if _, err := os.Lstat(path); err == nil && !overwrite {
+		return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Field(path))
+	}
+	tmp, err := os.CreateTemp(dir, ".tidings-save-*")
+	if err != nil {
+		return false, fmt.Errorf("save attachment: %w", err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("save attachment: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("save attachment: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("save attachment: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return false, fmt.Errorf("save attachment: %w", err)
+	}
+	if !overwrite {
+		if err := os.Link(name, path); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Field(path))
+			}
+			// No hard links on this file system: create exclusively instead.
+			return false, writeExclusive(path, data)
+		}
+		return false, nil
+	}
+	fi, statErr := os.Lstat(path)
+	if statErr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return false, userErr("destination %s is a symbolic link; choose another file name", output.Field(path))
+	}
+	if err := os.Rename(name, path); err != nil {
+		return false, fmt.Errorf("save attachment: %w", err)
+	}
+	return statErr == nil, nil
+}
+
+// writeExclusive creates path (failing if it exists) and writes data.
+func writeExclusive(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Field(path))
+	}
+	if err != nil {
+		return fmt.Errorf("save attachment: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("save attachment: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("save attachment: %w", err)
+	}
+	return f.Close()
+}

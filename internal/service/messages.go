@@ -1,0 +1,331 @@
+package service
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/output"
+)
+
+// Message is one message of get_conversation_messages (and of search
+// context). Text, Subject and edit texts are redacted and sanitised
+// bodies; the MCP layer wraps them.
+type Message struct {
+	ID string `json:"id"`
+	// ConversationID says which thread the message is in (a person can
+	// have several: SMS and iMessage, phone and e-mail).
+	ConversationID string    `json:"conversation_id"`
+	Time           time.Time `json:"ts"`
+	FromMe         bool      `json:"from_me"`
+	// Sender is "me", the contact name, or the handle when unknown.
+	Sender       string `json:"sender"`
+	SenderHandle string `json:"sender_handle,omitempty"`
+	Service      string `json:"service,omitempty"`
+	// Kind is text, app, other or group_event.
+	Kind    string `json:"kind"`
+	Text    string `json:"text"`
+	Subject string `json:"subject,omitempty"`
+	// TextTruncated is set when Text was cut to MaxBodyRunes.
+	TextTruncated bool `json:"text_truncated,omitempty"`
+	// ReplyTo is the id of the message this one answers inline.
+	ReplyTo   string     `json:"reply_to,omitempty"`
+	Reactions []Reaction `json:"reactions,omitempty"`
+	Edited    bool       `json:"edited,omitempty"`
+	// Edits are the earlier versions, oldest first.
+	Edits       []Edit       `json:"edits,omitempty"`
+	Unsent      bool         `json:"unsent,omitempty"`
+	UnsentParts []int        `json:"unsent_parts,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	// SendError is set on an outgoing message that failed to send.
+	SendError  *SendError  `json:"send_error,omitempty"`
+	GroupEvent *GroupEvent `json:"group_event,omitempty"`
+	App        string      `json:"app,omitempty"`
+	Effect     string      `json:"effect,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
+	// ReadAt is when the recipient read an outgoing message, if known.
+	ReadAt time.Time `json:"read_at,omitzero"`
+}
+
+// Reaction is a current tapback (removed ones are gone).
+type Reaction struct {
+	// Type is love, like, dislike, laugh, emphasize, question, emoji,
+	// sticker or poll_vote.
+	Type   string    `json:"type"`
+	Emoji  string    `json:"emoji,omitempty"`
+	By     string    `json:"by"`
+	FromMe bool      `json:"from_me"`
+	Time   time.Time `json:"ts"`
+}
+
+// Edit is an earlier version of an edited message.
+type Edit struct {
+	Time time.Time `json:"ts"`
+	Text string    `json:"text"`
+}
+
+// Attachment points at a file without revealing where it is stored: pass
+// ID to save_attachment.
+type Attachment struct {
+	ID       string `json:"id"`
+	Filename string `json:"filename,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	Sticker  bool   `json:"sticker,omitempty"`
+}
+
+// SendError describes a failed outgoing message.
+type SendError struct {
+	Code int    `json:"code"`
+	Note string `json:"note"`
+}
+
+// GroupEvent is a rename, join, leave or icon change.
+type GroupEvent struct {
+	Type      string `json:"type"`
+	Other     string `json:"other,omitempty"`
+	OtherName string `json:"other_name,omitempty"`
+	Title     string `json:"title,omitempty"`
+}
+
+// MaxBodyRunes caps one message body in results; longer texts are cut and
+// marked (a body is never the reason a page cannot be returned).
+const MaxBodyRunes = 4000
+
+// MessagesParams are get_conversation_messages' arguments.
+type MessagesParams struct {
+	// ConversationID is a conversation id from list_conversations (or a chat
+	// id); Chat is anything resolveChat accepts. One of the two.
+	ConversationID string
+	Chat           string
+	// Limit is the page size (default 50, at most 200).
+	Limit int
+	// Before returns messages strictly older than it; Cursor (from a
+	// previous page) overrides it.
+	Before time.Time
+	Cursor string
+}
+
+// MessagePage is get_conversation_messages' result: the newest Limit
+// messages before the cursor, oldest first.
+type MessagePage struct {
+	ChatQuery      string            `json:"chat_query,omitempty"`
+	ResolvedSubstr string            `json:"resolved_substr,omitempty"`
+	Contact        string            `json:"contact,omitempty"`
+	Conversations  []ConversationRef `json:"conversations"`
+	Count          int               `json:"count"`
+	Messages       []Message         `json:"messages"`
+	// More says older messages exist; pass NextCursor (exact) or
+	// NextBeforeTimestamp to get them.
+	More                bool   `json:"more"`
+	NextCursor          string `json:"next_cursor,omitempty"`
+	NextBeforeTimestamp string `json:"next_before_timestamp,omitempty"`
+}
+
+// Messages returns a page of a conversation's messages (or of every
+// one-to-one conversation with a person), chronological, with reactions,
+// reply threading, edits, unsent state, attachment pointers, send errors
+// and group events.
+func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage, error) {
+	p, err := s.begin(ctx)
+	if err != nil {
+		return MessagePage{}, err
+	}
+	ref := strings.TrimSpace(prm.ConversationID)
+	if ref != "" && strings.TrimSpace(prm.Chat) != "" && ref != strings.TrimSpace(prm.Chat) {
+		return MessagePage{}, userErr("give conversation_id or chat, not both")
+	}
+	if ref == "" {
+		ref = prm.Chat
+	}
+	t, err := s.resolveChat(ctx, p, ref)
+	if err != nil {
+		return MessagePage{}, err
+	}
+	limit := prm.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 200)
+	cur := pageCursor{}
+	if prm.Cursor != "" {
+		if cur, err = decodePageCursor(prm.Cursor); err != nil {
+			return MessagePage{}, err
+		}
+	} else if !prm.Before.IsZero() {
+		cur.T = prm.Before.UnixMilli() - 1 // strictly before: everything at or before T-1 ms
+	}
+	book, err := s.contactBook(ctx)
+	if err != nil {
+		return MessagePage{}, err
+	}
+	page := MessagePage{ChatQuery: output.Field(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Messages: []Message{}}
+	if t.person != nil {
+		page.Contact = output.Field(t.person.Name)
+	}
+	for _, c := range t.convs {
+		page.Conversations = append(page.Conversations, s.ref(c, book))
+	}
+	msgs, more, err := s.merged(ctx, t.convs, cur, limit)
+	if err != nil {
+		return MessagePage{}, err
+	}
+	for _, m := range msgs {
+		page.Messages = append(page.Messages, s.message(m, book))
+	}
+	page.Count = len(page.Messages)
+	page.More = more
+	if more && len(msgs) > 0 {
+		page.NextCursor = PageCursor(page.Messages)
+		page.NextBeforeTimestamp = msgs[0].Time.In(s.loc).Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return page, nil
+}
+
+// pageCursor continues a message page: everything at or before T (unix
+// ms), except the ids already returned at exactly T.
+type pageCursor struct {
+	T    int64    `json:"t"`
+	Skip []string `json:"s,omitempty"`
+}
+
+func decodePageCursor(s string) (pageCursor, error) {
+	var c pageCursor
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, "m1."))
+	if err != nil || !strings.HasPrefix(s, "m1.") || json.Unmarshal(b, &c) != nil || c.T <= 0 || len(c.Skip) > 500 {
+		return c, userErr("the cursor is not valid for this request; start again without it")
+	}
+	return c, nil
+}
+
+// PageCursor returns the cursor that continues before msgs[0] (msgs
+// chronological, as returned): callers that cut a page to fit a size budget
+// pass the messages they kept.
+func PageCursor(msgs []Message) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	t := msgs[0].Time.UnixMilli()
+	c := pageCursor{T: t}
+	for _, m := range msgs {
+		if m.Time.UnixMilli() == t {
+			c.Skip = append(c.Skip, m.ID)
+		}
+	}
+	b, _ := json.Marshal(c)
+	return "m1." + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// merged reads the newest limit messages at or before the cursor across
+// convs, oldest first, and whether older ones exist.
+func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int) ([]index.Message, bool, error) {
+	var all []index.Message
+	more := false
+	seen := map[string]bool{}
+	skip := map[string]bool{}
+	for _, id := range cur.Skip {
+		skip[id] = true
+	}
+	for _, c := range convs {
+		q := index.HistoryQuery{Chat: c.ID, Limit: limit + len(skip) + 1}
+		if cur.T > 0 {
+			q.Before = time.UnixMilli(cur.T + 1)
+		}
+		h, err := s.ix.History(ctx, q)
+		if err != nil {
+			return nil, false, indexErr("read messages", err)
+		}
+		more = more || h.More
+		for _, m := range h.Messages {
+			if skip[m.ID] || seen[m.ID] || m.Kind == model.MsgReaction {
+				continue
+			}
+			seen[m.ID] = true
+			all = append(all, m)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].Time.Equal(all[j].Time) {
+			return all[i].Time.Before(all[j].Time)
+		}
+		return all[i].ID < all[j].ID
+	})
+	if len(all) > limit {
+		all, more = all[len(all)-limit:], true
+	}
+	return all, more, nil
+}
+
+// message converts an index message through the output boundary.
+func (s *Service) message(m index.Message, book *contacts.Book) Message {
+	out := Message{ID: m.ID, ConversationID: m.Conversation.ID, Time: s.ts(m.Time), FromMe: m.FromMe,
+		Service: output.Field(m.Service), Kind: kindOf(m.Kind), ReplyTo: m.ReplyTo, Edited: m.Edited, Unsent: m.Unsent,
+		UnsentParts: m.UnsentParts, App: output.Field(m.App), Effect: output.Field(m.Effect), Detail: output.Field(m.Detail)}
+	if m.FromMe {
+		out.Sender = "me"
+		if !m.TimeRead.IsZero() {
+			out.ReadAt = s.ts(m.TimeRead)
+		}
+	} else {
+		out.SenderHandle = output.Field(m.Sender)
+		out.Sender = output.Field(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
+	}
+	out.Text, out.TextTruncated = s.body(m.Text, m.Runs)
+	out.Subject = s.out.Line(m.Subject)
+	for _, r := range m.Reactions {
+		by := "me"
+		if !r.FromMe {
+			by = output.Field(cmpOr(s.nameOf(r.Sender, r.SenderName, book), r.Sender, "someone"))
+		}
+		out.Reactions = append(out.Reactions, Reaction{Type: string(r.Type), Emoji: output.Field(r.Emoji), By: by, FromMe: r.FromMe, Time: s.ts(r.Time)})
+	}
+	edits := m.Edits
+	if n := len(edits); n > 0 && edits[n-1].Text == m.Text {
+		edits = edits[:n-1] // the source lists the current version last
+	}
+	for _, e := range edits {
+		txt, _ := s.body(e.Text, nil)
+		out.Edits = append(out.Edits, Edit{Time: s.ts(e.Time), Text: txt})
+	}
+	for _, a := range m.Attachments {
+		out.Attachments = append(out.Attachments, Attachment{ID: a.ID, Filename: output.Filename(a.Filename), MimeType: output.Field(a.MimeType), Size: a.Size, Sticker: a.Sticker})
+	}
+	if m.FromMe && m.Error != 0 {
+		out.SendError = &SendError{Code: m.Error, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(m.Error) + ")"}
+	}
+	if g := m.GroupEvent; g != nil {
+		ge := &GroupEvent{Type: string(g.Type), Other: output.Field(g.Other), Title: output.Field(g.Title)}
+		if g.Other != "" {
+			ge.OtherName = output.Field(s.nameOf(g.Other, "", book))
+		}
+		out.GroupEvent = ge
+	}
+	return out
+}
+
+// body redacts and sanitises a message body and caps its length.
+func (s *Service) body(text string, runs []model.Run) (string, bool) {
+	b := s.out.Body(text, runs)
+	return capRunes(b, MaxBodyRunes)
+}
+
+func capRunes(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos] + "…", true
+		}
+		i++
+	}
+	return s, false
+}

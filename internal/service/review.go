@@ -1,0 +1,299 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/output"
+	"github.com/tidings-mcp/tidings/internal/policy"
+	"github.com/tidings-mcp/tidings/internal/triage"
+)
+
+// Review bounds: the seed's days, (0, 90], default 2.
+const (
+	DefaultReviewDays = triage.DefaultDays
+	MaxReviewDays     = triage.MaxDays
+)
+
+// reviewContextBefore is how many messages before the window a thread
+// brings as context for the classifier (an ask just before the window
+// still matters).
+const reviewContextBefore = 10
+
+// reviewMaxMessages bounds the messages one review reads.
+const reviewMaxMessages = 20000
+
+// ReviewParams are review_messages' arguments.
+type ReviewParams struct {
+	// Days is the window, (0, MaxReviewDays]; 0 means DefaultReviewDays.
+	Days float64
+	// Context is the number of context messages per thread (0: 5).
+	Context int
+}
+
+// ReviewContext is one context message of a review entry (the seed's ts,
+// me, text, plus the id).
+type ReviewContext struct {
+	ID   string    `json:"id"`
+	Time time.Time `json:"ts"`
+	Me   bool      `json:"me"`
+	Text string    `json:"text"`
+}
+
+// ReviewThread is a needs_reply or low_priority entry: the seed's fields,
+// then the conversation id get_conversation_messages takes and the
+// classifier's explanation (reasons quote no message text).
+type ReviewThread struct {
+	ChatID         string          `json:"chat_id"`
+	Label          string          `json:"label"`
+	ContactName    string          `json:"contact_name"`
+	DisplayName    string          `json:"display_name"`
+	LastTime       time.Time       `json:"last_ts"`
+	LastText       string          `json:"last_text"`
+	Context        []ReviewContext `json:"context"`
+	MsgCount       int             `json:"msg_count"`
+	ConversationID string          `json:"conversation_id"`
+	Score          float64         `json:"score"`
+	Reason         string          `json:"reason"`
+	Reasons        []string        `json:"reasons"`
+	// Pending are the ids of the messages that await the owner.
+	Pending []string `json:"pending,omitempty"`
+}
+
+// ReviewSkip is a skipped thread: no text, as the seed requires.
+type ReviewSkip struct {
+	ChatID         string    `json:"chat_id"`
+	Label          string    `json:"label"`
+	LastTime       time.Time `json:"last_ts"`
+	ConversationID string    `json:"conversation_id"`
+	Reason         string    `json:"reason"`
+}
+
+// ReviewCounts are the seed's counts.
+type ReviewCounts struct {
+	NeedsReply    int `json:"needs_reply"`
+	LowPriority   int `json:"low_priority"`
+	Skip          int `json:"skip"`
+	TotalMessages int `json:"total_messages"`
+}
+
+// Review is review_messages' result (the seed's review response).
+type Review struct {
+	Days        float64        `json:"days"`
+	Counts      ReviewCounts   `json:"counts"`
+	NeedsReply  []ReviewThread `json:"needs_reply"`
+	LowPriority []ReviewThread `json:"low_priority"`
+	SkipSummary []ReviewSkip   `json:"skip_summary"`
+	// Complete is false when the window held more messages than one review
+	// reads (the newest were reviewed); Note says so.
+	Complete bool   `json:"complete"`
+	Note     string `json:"note,omitempty"`
+}
+
+// Review triages the threads active in the last Days days into
+// needs_reply, low_priority and skip (internal/triage), with context
+// messages for the first two and no text for skipped threads.
+func (s *Service) Review(ctx context.Context, prm ReviewParams) (Review, error) {
+	p, err := s.begin(ctx)
+	if err != nil {
+		return Review{}, err
+	}
+	days := prm.Days
+	switch {
+	case days == 0:
+		days = DefaultReviewDays
+	case days < 0 || days > MaxReviewDays:
+		return Review{}, userErr("days must be greater than 0 and at most %d", MaxReviewDays)
+	}
+	now := s.now()
+	since := now.Add(-time.Duration(days * float64(24*time.Hour)))
+	threads, raw, complete, err := s.recentThreads(ctx, p, since, now)
+	if err != nil {
+		return Review{}, err
+	}
+	rep := triage.Review(threads, triage.ReviewOptions{Options: triage.Options{Now: now, Region: s.region}, Days: days, Context: prm.Context})
+	out := Review{Days: days, NeedsReply: []ReviewThread{}, LowPriority: []ReviewThread{}, SkipSummary: []ReviewSkip{}, Complete: complete,
+		Counts: ReviewCounts{NeedsReply: rep.Counts.NeedsReply, LowPriority: rep.Counts.LowPriority, Skip: rep.Counts.Skip, TotalMessages: rep.Counts.TotalMessages}}
+	if !complete {
+		out.Note = fmt.Sprintf("the window holds more than %d messages; the newest %d were reviewed", reviewMaxMessages, reviewMaxMessages)
+	}
+	conv := func(chatID string) string { return raw.convOf[chatID] }
+	for _, e := range rep.NeedsReply {
+		out.NeedsReply = append(out.NeedsReply, s.reviewThread(e, raw, conv(e.ChatID)))
+	}
+	for _, e := range rep.LowPriority {
+		out.LowPriority = append(out.LowPriority, s.reviewThread(e, raw, conv(e.ChatID)))
+	}
+	for _, e := range rep.SkipSummary {
+		out.SkipSummary = append(out.SkipSummary, ReviewSkip{ChatID: output.Field(e.ChatID), Label: output.Field(e.Label), LastTime: s.ts(e.LastTime),
+			ConversationID: conv(e.ChatID), Reason: string(e.Reason)})
+	}
+	return out, nil
+}
+
+// rawMessages keeps the index messages a review read, so output texts are
+// redacted from the full original (with its one-time-code runs), never
+// from the classifier's clipped copies.
+type rawMessages struct {
+	byID   map[string]index.Message
+	convOf map[string]string // chat_id → conversation id
+}
+
+// recentThreads builds the classifier's threads: every visible
+// conversation with a message in [since, now], with up to
+// reviewContextBefore earlier messages. One thread per chat id (a person's
+// SMS and iMessage threads are one conversation to them).
+func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, now time.Time) ([]triage.Thread, rawMessages, bool, error) {
+	raw := rawMessages{byID: map[string]index.Message{}, convOf: map[string]string{}}
+	w, err := s.ix.MessagesInWindow(ctx, index.WindowQuery{Since: since, Until: now.Add(time.Millisecond), Limit: reviewMaxMessages})
+	if err != nil {
+		return nil, raw, false, indexErr("read recent messages", err)
+	}
+	book, err := s.contactBook(ctx)
+	if err != nil {
+		return nil, raw, false, err
+	}
+	type group struct {
+		convs map[string]index.Conversation
+		msgs  []index.Message
+		last  time.Time
+	}
+	groups := map[string]*group{}
+	convCache := map[string]*index.Conversation{}
+	convOf := func(id string) *index.Conversation {
+		if c, ok := convCache[id]; ok {
+			return c
+		}
+		c, err := s.ix.Conversation(ctx, id)
+		if err != nil || !allowConv(p, c) {
+			convCache[id] = nil
+			return nil
+		}
+		convCache[id] = &c
+		return &c
+	}
+	for _, m := range w.Messages {
+		c := convOf(m.Conversation.ID)
+		if c == nil {
+			continue
+		}
+		g := groups[c.Identifier]
+		if g == nil {
+			g = &group{convs: map[string]index.Conversation{}}
+			groups[c.Identifier] = g
+		}
+		g.convs[c.ID] = *c
+		g.msgs = append(g.msgs, m)
+		if m.Time.After(g.last) {
+			g.last = m.Time
+			raw.convOf[c.Identifier] = c.ID
+		}
+	}
+	var threads []triage.Thread
+	for chatID, g := range groups {
+		// Context before the window, from every conversation of the chat.
+		seen := map[string]bool{}
+		for _, m := range g.msgs {
+			seen[m.ID] = true
+		}
+		for id := range g.convs {
+			h, err := s.ix.History(ctx, index.HistoryQuery{Chat: id, Before: since, Limit: reviewContextBefore})
+			if err != nil {
+				return nil, raw, false, indexErr("read context", err)
+			}
+			for _, m := range h.Messages {
+				if !seen[m.ID] {
+					seen[m.ID] = true
+					g.msgs = append(g.msgs, m)
+				}
+			}
+		}
+		sort.SliceStable(g.msgs, func(i, j int) bool { return g.msgs[i].Time.Before(g.msgs[j].Time) })
+		c := g.convs[raw.convOf[chatID]]
+		threads = append(threads, s.triageThread(c, g.msgs, book))
+		for _, m := range g.msgs {
+			raw.byID[m.ID] = m
+		}
+	}
+	sort.Slice(threads, func(i, j int) bool { return threads[i].ChatID < threads[j].ChatID })
+	return threads, raw, !w.Truncated, nil
+}
+
+// triageThread converts a conversation and its messages for the
+// classifier. Texts are the originals: classification needs the real
+// words; what leaves is redacted later from raw.
+func (s *Service) triageThread(c index.Conversation, msgs []index.Message, book *contacts.Book) triage.Thread {
+	t := triage.Thread{ChatID: c.Identifier, Label: s.label(c, book), DisplayName: c.DisplayName, Kind: c.Kind, ParticipantCount: c.ParticipantCount}
+	for _, pt := range c.Participants {
+		t.Participants = append(t.Participants, triage.Participant{Handle: pt.Handle, Name: s.nameOf(pt.Handle, pt.Name, book)})
+	}
+	if c.Kind != model.KindGroup && len(t.Participants) > 0 {
+		t.ContactName = t.Participants[0].Name
+		t.Known = t.ContactName != ""
+		_, kind := contacts.Normalize(t.Participants[0].Handle, s.region)
+		t.SenderKind = kind
+	}
+	for _, m := range msgs {
+		tm := triage.Message{ID: m.ID, Time: m.Time, FromMe: m.FromMe, Sender: m.Sender, Kind: m.Kind, Text: m.Text, Error: m.Error,
+			Unsent: m.Unsent, ReplyTo: m.ReplyTo, Runs: m.Runs, Attachments: len(m.Attachments)}
+		for _, r := range m.Reactions {
+			tm.Reactions = append(tm.Reactions, triage.Reaction{FromMe: r.FromMe, Sender: r.Sender, Type: r.Type, Time: r.Time})
+		}
+		t.Messages = append(t.Messages, tm)
+	}
+	return t
+}
+
+// quoted matches the Go-quoted message excerpts in classifier reasons.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// reviewThread converts a triage entry: texts come from the raw messages
+// through the output boundary; reasons lose their quotes (a clipped quote
+// could cut a secret where the redactor no longer sees it).
+func (s *Service) reviewThread(e triage.Entry, raw rawMessages, convID string) ReviewThread {
+	rt := ReviewThread{ChatID: output.Field(e.ChatID), Label: output.Field(e.Label), ContactName: output.Field(e.ContactName), DisplayName: output.Field(e.DisplayName),
+		LastTime: s.ts(e.LastTime), MsgCount: e.MsgCount, ConversationID: convID, Score: e.Score, Reason: string(e.Reason),
+		Context: []ReviewContext{}, Reasons: []string{}, Pending: e.Pending}
+	for _, c := range e.Context {
+		rt.Context = append(rt.Context, ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)})
+	}
+	if n := len(rt.Context); n > 0 {
+		rt.LastText = rt.Context[n-1].Text
+	} else {
+		rt.LastText, _ = s.body(e.LastText, nil)
+	}
+	for _, r := range e.Reasons {
+		rt.Reasons = append(rt.Reasons, output.Field(quoted.ReplaceAllString(r, "“…”")))
+	}
+	return rt
+}
+
+// reviewText is a context message's text: the classifier's display form
+// ("[attachment]", "[unsent]", "[not delivered] …") rebuilt from the raw
+// message through the boundary.
+func (s *Service) reviewText(id, display string, raw rawMessages) string {
+	m, ok := raw.byID[id]
+	if !ok {
+		t, _ := s.body(display, nil)
+		return t
+	}
+	if m.Unsent {
+		return "[unsent]"
+	}
+	txt, _ := s.body(m.Text, m.Runs)
+	txt = strings.TrimSpace(strings.ReplaceAll(txt, "\ufffc", "[attachment]"))
+	if txt == "" && len(m.Attachments) > 0 {
+		txt = "[attachment]"
+	}
+	if m.FromMe && m.Error != 0 {
+		txt = "[not delivered] " + txt
+	}
+	return txt
+}

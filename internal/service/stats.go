@@ -1,0 +1,132 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/output"
+	"github.com/tidings-mcp/tidings/internal/triage"
+)
+
+// Response-stats bounds: hours in (0, MaxStatsHours], default 24.
+const (
+	DefaultStatsHours = triage.DefaultHours
+	MaxStatsHours     = triage.MaxHours
+)
+
+// statsMaxMessages bounds the messages one response_stats call reads.
+const statsMaxMessages = 50000
+
+// StatsParams are get_response_stats' arguments.
+type StatsParams struct {
+	// Chat names the person or conversation, like
+	// get_conversation_messages' chat.
+	Chat  string
+	Hours float64
+}
+
+// ResponseStats is get_response_stats' result: the seed's response_stats
+// fields. The second figures are null without a sample (never a false 0).
+type ResponseStats struct {
+	ChatQuery      string            `json:"chat_query"`
+	ResolvedSubstr string            `json:"resolved_substr"`
+	Contact        string            `json:"contact,omitempty"`
+	Conversations  []ConversationRef `json:"conversations"`
+	Hours          float64           `json:"hours"`
+	SampleSize     int               `json:"sample_size"`
+	AvgSeconds     *int64            `json:"avg_seconds"`
+	AvgHuman       string            `json:"avg_human"`
+	MedianSeconds  *int64            `json:"median_seconds"`
+	MinSeconds     *int64            `json:"min_seconds"`
+	MaxSeconds     *int64            `json:"max_seconds"`
+	TotalInbound   int               `json:"total_inbound_messages"`
+	TotalOutbound  int               `json:"total_outbound_messages"`
+	Note           string            `json:"note,omitempty"`
+}
+
+// ResponseStats measures how fast the owner replies to one person or
+// conversation over the last Hours hours: a reply is the owner's first
+// message after an inbound turn (consecutive messages of one side are one
+// turn), timed from the first message of that turn.
+func (s *Service) ResponseStats(ctx context.Context, prm StatsParams) (ResponseStats, error) {
+	p, err := s.begin(ctx)
+	if err != nil {
+		return ResponseStats{}, err
+	}
+	hours := prm.Hours
+	switch {
+	case hours == 0:
+		hours = DefaultStatsHours
+	case hours < 0 || hours > MaxStatsHours:
+		return ResponseStats{}, userErr("hours must be greater than 0 and at most %d", MaxStatsHours)
+	}
+	t, err := s.resolveChat(ctx, p, prm.Chat)
+	if err != nil {
+		return ResponseStats{}, err
+	}
+	book, err := s.contactBook(ctx)
+	if err != nil {
+		return ResponseStats{}, err
+	}
+	now := s.now()
+	since := now.Add(-time.Duration(hours * float64(time.Hour)))
+	var msgs []triage.Message
+	seen := map[string]bool{}
+	cut := false
+	for _, c := range t.convs {
+		cursor := ""
+		for {
+			h, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Since: since, Before: now.Add(time.Millisecond), Cursor: cursor, Limit: 500})
+			if err != nil {
+				return ResponseStats{}, indexErr("read messages", err)
+			}
+			for _, m := range h.Messages {
+				if seen[m.ID] {
+					continue
+				}
+				seen[m.ID] = true
+				msgs = append(msgs, triage.Message{ID: m.ID, Time: m.Time, FromMe: m.FromMe, Sender: m.Sender, Kind: m.Kind, Error: m.Error, Unsent: m.Unsent})
+			}
+			if !h.More || h.NextCursor == "" {
+				break
+			}
+			if len(msgs) >= statsMaxMessages {
+				cut = true
+				break
+			}
+			cursor = h.NextCursor
+		}
+	}
+	st := triage.ResponseStats(msgs, now, hours)
+	out := ResponseStats{ChatQuery: output.Field(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Hours: hours,
+		SampleSize: st.SampleSize, AvgSeconds: st.AvgSeconds, AvgHuman: st.AvgHuman, MedianSeconds: st.MedianSeconds,
+		MinSeconds: st.MinSeconds, MaxSeconds: st.MaxSeconds, TotalInbound: st.TotalInbound, TotalOutbound: st.TotalOutbound}
+	if t.person != nil {
+		out.Contact = output.Field(t.person.Name)
+	}
+	for _, c := range t.convs {
+		out.Conversations = append(out.Conversations, s.ref(c, book))
+	}
+	switch {
+	case cut:
+		out.Note = fmt.Sprintf("only the newest %d messages of the window were measured", statsMaxMessages)
+	case st.SampleSize == 0 && st.TotalInbound == 0:
+		out.Note = fmt.Sprintf("no message from them in the last %s, so there is nothing to measure", humanHours(hours))
+	case st.SampleSize == 0:
+		out.Note = fmt.Sprintf("you did not reply to them in the last %s (they wrote %d messages)", humanHours(hours), st.TotalInbound)
+	}
+	return out, nil
+}
+
+func humanHours(h float64) string {
+	switch {
+	case h == 1:
+		return "hour"
+	case h < 48:
+		return fmt.Sprintf("%g hours", h)
+	default:
+		return fmt.Sprintf("%g days", h/24)
+	}
+}
