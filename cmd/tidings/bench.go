@@ -131,6 +131,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	reps := fs.Int("reps", 5, "repetitions of each query per mode")
 	fresh := fs.Int("freshness", 20, "freshness samples")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	vecMB := fs.Int("vector-memory", 0, "MiB of vectors kept in memory for re-ranking (0: the index default)")
 	source := fs.String("source", "demo", "demo (a demo chat.db through the chat.db reader) or synth (generated messages fed to the index directly)")
 	phase := fs.String("phase", "", "run one phase in this process (index, search, freshness); used by the parent")
 	inProcess := fs.Bool("in-process", false, "run all phases in this process (memory figures then include every phase)")
@@ -154,7 +155,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	if *source == "demo" && *n < demo.MinMessages() {
 		return usageError{fmt.Sprintf("--messages %d: the demo needs at least %d", *n, demo.MinMessages())}
 	}
-	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh, source: *source}
+	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh, source: *source, vecMB: *vecMB}
 	if *phase != "" {
 		if *dir == "" {
 			return usageError{"--phase needs --dir"}
@@ -212,6 +213,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 }
 
 type benchOpts struct {
+	vecMB    int
 	messages int
 	source   string
 	embedder string
@@ -227,7 +229,7 @@ func benchChild(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "bench", "--phase", phase, "--dir", o.dir, "--messages", fmt.Sprint(o.messages),
-		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh), "--source", o.source)
+		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh), "--source", o.source, "--vector-memory", fmt.Sprint(o.vecMB))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -363,7 +365,7 @@ func benchOpen(ctx context.Context, o benchOpts) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return index.Open(ctx, filepath.Join(o.dir, "index.db"), index.Options{Embedder: emb})
+	return index.Open(ctx, filepath.Join(o.dir, "index.db"), index.Options{Embedder: emb, VectorMemory: int64(o.vecMB) << 20})
 }
 
 // benchPhase runs one phase in this process.

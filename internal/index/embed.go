@@ -242,26 +242,55 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 		ix.mem.mu.RUnlock()
 		prog.phaseN("embedding", n)
 	}
-	// Pass A: ids above the watermark, in order.
-	for {
-		ix.mem.mu.RLock()
-		upto := ix.mem.vec.upto
-		ix.mem.mu.RUnlock()
-		rows, err := ix.rdb.QueryContext(ctx, "SELECT id, hash, text, search_extra FROM messages WHERE id > ? AND searchable = 1 ORDER BY id LIMIT ?", upto, embedBatch)
-		if err != nil {
-			return total, fmt.Errorf("read texts to embed: %w", err)
+	// Pass A: ids above the watermark, in order. One goroutine reads and
+	// embeds the next batch while this one writes the previous (embedding
+	// is CPU, writing is SQLite: on two cores they overlap).
+	type job struct {
+		items []embedItem
+		vecs  [][]float32
+		err   error
+	}
+	jobs := make(chan job, 1)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ix.mem.mu.RLock()
+	from := ix.mem.vec.upto
+	ix.mem.mu.RUnlock()
+	go func() {
+		defer close(jobs)
+		for {
+			rows, err := ix.rdb.QueryContext(pctx, "SELECT id, hash, text, search_extra FROM messages WHERE id > ? AND searchable = 1 ORDER BY id LIMIT ?", from, embedBatch)
+			if err != nil {
+				jobs <- job{err: fmt.Errorf("read texts to embed: %w", err)}
+				return
+			}
+			items, err := scanEmbedItems(rows)
+			if err != nil || len(items) == 0 {
+				if err != nil {
+					jobs <- job{err: err}
+				}
+				return
+			}
+			from = items[len(items)-1].id
+			vecs, err := embedTexts(pctx, emb, items)
+			select {
+			case jobs <- job{items, vecs, err}:
+			case <-pctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
 		}
-		items, err := scanEmbedItems(rows)
-		if err != nil {
-			return total, err
+	}()
+	for j := range jobs {
+		if j.err != nil {
+			return total, j.err
 		}
-		if len(items) == 0 {
-			break
-		}
-		n, err := ix.embedItems(ctx, emb, id, items, items[len(items)-1].id, false, held)
+		n, err := ix.storeVectors(ctx, emb, id, j.items, j.vecs, j.items[len(j.items)-1].id, false, held)
 		total += n
 		if prog != nil {
-			prog.add(len(items))
+			prog.add(len(j.items))
 		}
 		if err != nil {
 			return total, err
@@ -354,6 +383,16 @@ func scanEmbedItems(rows *sql.Rows) ([]embedItem, error) {
 // them again. upto >= 0 advances vec_upto; fromQueue removes the items from
 // embed_queue.
 func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, items []embedItem, upto int64, fromQueue, held bool) (int, error) {
+	vecs, err := embedTexts(ctx, emb, items)
+	if err != nil {
+		return 0, err
+	}
+	return ix.storeVectors(ctx, emb, embID, items, vecs, upto, fromQueue, held)
+}
+
+// embedTexts embeds the items that still exist (hash != 0); the result is
+// parallel to items, nil for the others.
+func embedTexts(ctx context.Context, emb Embedder, items []embedItem) ([][]float32, error) {
 	var texts []string
 	var idx []int
 	for i, it := range items {
@@ -362,17 +401,25 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 			idx = append(idx, i)
 		}
 	}
-	var vecs [][]float32
-	if len(texts) > 0 {
-		var err error
-		vecs, err = emb.Embed(ctx, texts)
-		if err != nil {
-			return 0, fmt.Errorf("embed: %w", err)
-		}
-		if len(vecs) != len(texts) {
-			return 0, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
-		}
+	out := make([][]float32, len(items))
+	if len(texts) == 0 {
+		return out, nil
 	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+	}
+	for k, i := range idx {
+		out[i] = vecs[k]
+	}
+	return out, nil
+}
+
+// storeVectors writes embedded items (vecs parallel to items).
+func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, items []embedItem, vecs [][]float32, upto int64, fromQueue, held bool) (int, error) {
 	unlock := ix.lockWrite(held)
 	defer unlock()
 	tx, err := ix.wdb.BeginTx(ctx, nil)
@@ -397,9 +444,11 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 	}
 	var done []stored
 	dim := emb.Dim()
-	for k, i := range idx {
-		it := items[i]
-		v := vecs[k]
+	for i, it := range items {
+		v := vecs[i]
+		if v == nil {
+			continue
+		}
 		if len(v) != dim {
 			return 0, fmt.Errorf("embed: vector of length %d, want %d", len(v), dim)
 		}

@@ -161,7 +161,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 		// SQLite creates -wal and -shm lazily; tighten them now they exist.
 		tightenFiles(path)
 	}
-	ix.rdb, err = openDB(path, true, 16, 8<<10)
+	ix.rdb, err = openDB(path, true, 16, 2<<10)
 	if err != nil {
 		if ix.wdb != nil {
 			ix.wdb.Close()
@@ -191,7 +191,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 // openDB opens a connection pool. The write pool takes the write lock at
 // BEGIN (_txlock=immediate) so a transaction never fails half-way on a lock
 // upgrade; both wait up to 10 s for a busy database. cacheKiB is each
-// connection's page cache: 16 MiB for the writer (bulk loads), 8 MiB for
+// connection's page cache: 16 MiB for the writer (bulk loads), 2 MiB for
 // each reader (queries touch few pages; the memory budget is tight).
 func openDB(path string, read bool, conns int, cacheKiB int) (*sql.DB, error) {
 	q := url.Values{}
