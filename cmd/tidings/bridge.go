@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/mcpserver"
 )
 
 func init() {
@@ -23,6 +25,135 @@ func init() {
 		summary: "bridge client and installer: call ACTION [PARAMS_JSON] | install | uninstall",
 		run:     runBridge,
 	})
+	addServeHook("bridge", serveBridge)
+}
+
+// serveBridge sets `tidings serve --bridge DIR` up: every tool answers
+// through the helper in DIR, and this process opens neither chat.db nor
+// the index (the index hook and the checks skip them in bridge mode). A
+// helper that speaks another major protocol version stops the server
+// (fail closed); one that is not running yet is only a warning, since the
+// MCP client may start before it.
+func serveBridge(ctx context.Context, env *ServeEnv) error {
+	cfg := env.Config
+	if cfg.Bridge == "" {
+		return nil
+	}
+	dir, err := filepath.Abs(cfg.Bridge)
+	if err != nil {
+		return err
+	}
+	c := bridge.NewClient(dir)
+	env.OnClose = append(env.OnClose, func() { c.Close() })
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	st, err := c.Connect(pctx)
+	cancel()
+	switch {
+	case err == nil:
+		env.Logger.Info("bridge helper connected", "bridge", dir, "helper", st.HelperVersion, "protocol", st.ProtocolVersion, "role", st.BridgeRole)
+		if st.BridgeRole != string(bridge.RoleHost) {
+			return fmt.Errorf("the bridge helper in %s has role %q; tidings serve needs a host bridge (unset IMESSAGE_BRIDGE_ROLE for that helper)", dir, st.BridgeRole)
+		}
+	case errors.Is(err, bridge.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrNotExist), strings.Contains(err.Error(), "does not exist"):
+		env.Logger.Warn("bridge helper not answering yet; tools will try again on each call", "bridge", dir, "err", err)
+	default:
+		return err // incompatible version, unsafe folder: fail closed
+	}
+	remote := &bridgeRemote{c: c, dir: dir}
+	env.Deps.DataSet = mcpserver.DataSet{Kind: "bridge",
+		Note: "answers come from the bridge helper in " + dir + "; this process opens neither chat.db nor the index"}
+	env.Deps.Index = remote
+	env.Deps.Sources = remote
+	env.Deps.Checks = remote.checks
+	env.Deps.Send = bridge.RemoteSend{C: c}
+	return nil
+}
+
+// bridgeRemote reports, for get_status, what the helper reports.
+type bridgeRemote struct {
+	c   *bridge.Client
+	dir string
+}
+
+// helperStatus asks the helper for status (1.3: with its extra fields).
+func (r *bridgeRemote) helperStatus(ctx context.Context) (*bridge.Response, *bridge.StatusResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := r.c.Call(ctx, bridge.ActionStatus, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var st bridge.StatusResult
+	if err := resp.Decode(&st); err != nil {
+		return nil, nil, err
+	}
+	return resp, &st, bridge.CheckVersion(st.ProtocolVersion)
+}
+
+// IndexStatus implements mcpserver.IndexStatusProvider: the index lives
+// in the helper; its figures come from the helper's 1.3 status ("index")
+// when it reports them.
+func (r *bridgeRemote) IndexStatus(ctx context.Context) (mcpserver.IndexStatus, error) {
+	resp, _, err := r.helperStatus(ctx)
+	if err != nil {
+		return mcpserver.IndexStatus{}, err
+	}
+	var extra struct {
+		Index *mcpserver.IndexStatus `json:"index"`
+	}
+	if resp.Decode(&extra) == nil && extra.Index != nil {
+		return *extra.Index, nil
+	}
+	return mcpserver.IndexStatus{State: "absent", Note: "the index lives in the bridge helper (" + r.dir + "), which does not report it; this process never opens it"}, nil
+}
+
+// SourceStatus implements mcpserver.SourceStatusProvider: the one source
+// of this process is the bridge folder.
+func (r *bridgeRemote) SourceStatus(ctx context.Context) []mcpserver.SourceStatus {
+	s := mcpserver.SourceStatus{Kind: "bridge", Path: r.dir}
+	if _, st, err := r.helperStatus(ctx); err != nil {
+		s.Detail = err.Error()
+	} else {
+		s.Found = true
+		s.Detail = fmt.Sprintf("helper %s, protocol %s, role %s", st.HelperVersion, st.ProtocolVersion, st.BridgeRole)
+	}
+	return []mcpserver.SourceStatus{s}
+}
+
+// checks turns the helper's local boolean checks into doctor results.
+func (r *bridgeRemote) checks(ctx context.Context) []mcpserver.CheckResult {
+	_, st, err := r.helperStatus(ctx)
+	if err != nil {
+		return []mcpserver.CheckResult{{Name: "bridge helper", Status: "fail", Detail: err.Error(),
+			Fix: "start the helper: tidings bridge install (or tidings helper --bridge-dir " + r.dir + " --watch); on macOS grant it Full Disk Access"}}
+	}
+	out := []mcpserver.CheckResult{{Name: "bridge helper", Status: "ok",
+		Detail: fmt.Sprintf("helper %s answers protocol %s as %s", st.HelperVersion, st.ProtocolVersion, st.BridgeRole)}}
+	fixes := map[string]string{
+		bridge.CheckDatabase:     "grant the helper binary Full Disk Access (System Settings → Privacy & Security → Full Disk Access) and check its --imessage path",
+		bridge.CheckConfirmation: "sending needs a native confirmation dialog: macOS osascript, or zenity/kdialog with a display on Linux",
+		bridge.CheckLogFile:      "control/log.txt must be a regular file owned by you with mode 0600 (not a symlink)",
+	}
+	names := make([]string, 0, len(st.Checks))
+	for k := range st.Checks {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		c := mcpserver.CheckResult{Name: "bridge helper: " + k, Status: "ok"}
+		if !st.Checks[k] {
+			c.Status, c.Fix = "warn", fixes[k]
+			if c.Fix == "" {
+				c.Fix = "the helper refuses unsafe bridge folders: every runtime folder must be yours with mode 0700"
+			}
+		}
+		out = append(out, c)
+	}
+	if st.Policy.Error != "" {
+		out = append(out, mcpserver.CheckResult{Name: "bridge helper: read policy", Status: "fail", Detail: st.Policy.Error,
+			Fix: "fix the files in " + filepath.Join(r.dir, "contacts") + " (tidings policy list --dir " + r.dir + ")"})
+	}
+	return out
 }
 
 const bridgeUsage = `Usage:

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +197,138 @@ func TestHelperHostSend(t *testing.T) {
 	}
 	if got, _ := bridgeCall(t, dir, "send", `{"to": "+14155551234", "text": "x"}`); got["error"] != "send gate: missing nonce; call send_preview first" {
 		t.Errorf("missing nonce: %v", got)
+	}
+}
+
+// mcpSession drives `tidings serve` over in-process pipes.
+type mcpSession struct {
+	t    *testing.T
+	in   io.WriteCloser
+	sc   *bufio.Scanner
+	done chan error
+	id   int
+}
+
+func startServe(t *testing.T, env map[string]string, args ...string) *mcpSession {
+	t.Helper()
+	m, _, stderr := testMain(t, env)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	m.Stdin, m.Stdout = inR, outW
+	s := &mcpSession{t: t, in: inW, done: make(chan error, 1)}
+	go func() { s.done <- m.Run(context.Background(), append([]string{"serve"}, args...)); outW.Close() }()
+	s.sc = bufio.NewScanner(outR)
+	s.sc.Buffer(nil, 8<<20)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-s.done:
+			if err != nil {
+				t.Errorf("serve: %v\n%s", err, stderr)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("serve did not exit")
+		}
+	})
+	return s
+}
+
+// call sends tools/call and returns the structured content (and isError).
+func (s *mcpSession) call(name string, args map[string]any) (map[string]any, bool) {
+	s.t.Helper()
+	s.id++
+	a, _ := json.Marshal(args)
+	line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", s.id, name, a, modernMeta)
+	got := make(chan bool, 1)
+	go func() {
+		if _, err := io.WriteString(s.in, line); err != nil {
+			got <- false
+			return
+		}
+		got <- s.sc.Scan()
+	}()
+	select {
+	case ok := <-got:
+		if !ok {
+			s.t.Fatalf("no response to %s", name)
+		}
+	case err := <-s.done:
+		s.done <- err
+		s.t.Fatalf("serve exited before answering %s: %v", name, err)
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("no response to %s within 30 s", name)
+	}
+	var resp struct {
+		Result struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+			Content           []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Error any `json:"error"`
+	}
+	if err := json.Unmarshal(s.sc.Bytes(), &resp); err != nil || resp.Error != nil {
+		s.t.Fatalf("%s: %v %s", name, err, s.sc.Bytes())
+	}
+	if resp.Result.IsError && resp.Result.StructuredContent == nil && len(resp.Result.Content) > 0 {
+		return map[string]any{"error": resp.Result.Content[0].Text}, true
+	}
+	return resp.Result.StructuredContent, resp.Result.IsError
+}
+
+// TestServeBridge: `tidings serve --bridge DIR` answers through the helper
+// and never opens the chat.db or index.db it is configured with.
+func TestServeBridge(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the open-tracking part uses inotify")
+	}
+	data := demoData(t)
+	// The helper reads its own copy; the server is configured with the
+	// original, which nothing may open.
+	helperDB := filepath.Join(t.TempDir(), "chat.db")
+	raw, err := os.ReadFile(data.ChatDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(helperDB, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serveHome := filepath.Join(t.TempDir(), "home")
+	os.MkdirAll(serveHome, 0o700)
+	serveIndex := filepath.Join(serveHome, "index.db")
+	os.WriteFile(serveIndex, []byte("not opened"), 0o600)
+	opens := watchOpens(t, data.ChatDB, serveIndex)
+
+	dir := filepath.Join(t.TempDir(), "bridge")
+	startHelper(t, map[string]string{"DISPLAY": ""}, "--bridge-dir", dir, "--imessage", helperDB)
+	waitDir(t, filepath.Join(dir, "control", "requests"))
+	s := startServe(t, map[string]string{"TIDINGS_HOME": serveHome, "TIDINGS_IMESSAGE": data.ChatDB, "ENABLE_MCP_SEND_MESSAGE": "true"},
+		"--bridge", dir)
+
+	st, isErr := s.call("get_status", map[string]any{})
+	if isErr {
+		t.Fatalf("get_status: %v", st)
+	}
+	if ds := st["data_set"].(map[string]any); ds["kind"] != "bridge" {
+		t.Errorf("data_set = %v", ds)
+	}
+	src := st["sources"].([]any)
+	if len(src) != 1 || src[0].(map[string]any)["kind"] != "bridge" || src[0].(map[string]any)["found"] != true {
+		t.Errorf("sources = %v", src)
+	}
+	checks, _ := json.Marshal(st["checks"])
+	if !strings.Contains(string(checks), `"name":"bridge helper","status":"ok"`) || !strings.Contains(string(checks), "bridge helper: database") {
+		t.Errorf("checks = %s", checks)
+	}
+	pv, isErr := s.call("preview_message", map[string]any{"recipient": "+1 415 555 1234", "text": "Confirmed for 3pm."})
+	if isErr || pv["send_nonce"] == "" || pv["preview"].(map[string]any)["text_length"] != 18.0 {
+		t.Fatalf("preview_message over the bridge: %v", pv)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "nonces")); len(ents) != 1 {
+		t.Errorf("the nonce was not minted by the helper: %v", ents)
+	}
+	if got := opens(); len(got) > 0 {
+		t.Errorf("serve --bridge opened its configured data: %v", got)
 	}
 }

@@ -27,7 +27,7 @@ func init() {
 // serveFlags are the settings `tidings serve` accepts on its command line;
 // every other setting still comes from TIDINGS_* or config.toml.
 var serveFlags = []string{"http", "http-token-file", "profile", "read-only", "demo", "toolsets",
-	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts"}
+	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts", "bridge"}
 
 // ServeEnv is what a serve hook sees: the resolved configuration and the
 // dependencies it may fill before tools are built.
@@ -80,9 +80,6 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := newLogger(m.Stderr, cfg.LogLevel)
-	if cfg.Bridge != "" {
-		return errors.New("bridge mode (TIDINGS_BRIDGE / bridge in config.toml) is not available in this build yet")
-	}
 
 	transport := "stdio"
 	if cfg.HTTP != "" {
@@ -114,7 +111,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 			return fmt.Errorf("serve setup (%s): %w", h.name, err)
 		}
 	}
-	deps.Checks = func(ctx context.Context) []mcpserver.CheckResult { return runChecks(ctx, cfg) }
+	if deps.Checks == nil { // a hook may supply them (bridge mode asks the helper)
+		deps.Checks = func(ctx context.Context) []mcpserver.CheckResult { return runChecks(ctx, cfg) }
+	}
 
 	srv, err := mcpserver.New(deps, mcpserver.Filters{
 		ReadOnly:   cfg.ReadOnly,
