@@ -809,9 +809,38 @@ func (ix *Index) vectorScan(ctx context.Context, qv []float32, f *filter, k int,
 		considered int
 		missing    int
 	}
+	// Without time, conversation or sender filters a message is in scope
+	// exactly when it is live and searchable, and a vector exists only for
+	// such messages: the scan then walks the vector bitmap 64 ids at a time.
+	plain := f.convOK == nil && f.fromMe < 0 && f.since == math.MinInt64 && f.until == math.MaxInt64
 	parts := scanParallelParts(lo, hi, func(a, b int64) part {
 		p := part{hist: make([]int, v.dim+1)}
 		w := v.words
+		if plain && w == 2 {
+			for id := a; id < b; id++ {
+				dist[id-lo] = none
+			}
+			for id := a; id < b; {
+				word := v.has[id>>6] >> (uint(id) & 63)
+				if word == 0 {
+					id = (id | 63) + 1
+					continue
+				}
+				if word&1 == 0 {
+					id++
+					continue
+				}
+				if m.flags[id]&(fLive|fSearchable) == fLive|fSearchable {
+					c := v.codes[int(id)*2 : int(id)*2+2]
+					d := bits.OnesCount64(c[0]^qc[0]) + bits.OnesCount64(c[1]^qc[1])
+					dist[id-lo] = uint16(d)
+					p.hist[d]++
+					p.considered++
+				}
+				id++
+			}
+			return p
+		}
 		for id := a; id < b; id++ {
 			if !f.pass(m, id) {
 				dist[id-lo] = none
