@@ -67,12 +67,19 @@ func openIndex(ctx context.Context, cfg *config.Config, getenv func(string) stri
 	if err != nil {
 		return nil, err
 	}
+	pol, err := indexPolicy(cfg, readOnly)
+	if err != nil {
+		return nil, err
+	}
 	return index.Open(ctx, indexPath(cfg), index.Options{
 		Embedder:        emb,
 		Now:             cfg.Now,
 		NormalizeHandle: normalizer(cfg),
 		Logger:          logger,
 		ReadOnly:        readOnly,
+		// The read policy of $TIDINGS_HOME (serve_service.go): blocked
+		// threads never enter, and queries filter again.
+		Policy: pol,
 	})
 }
 

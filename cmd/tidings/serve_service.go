@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/policy"
+	"github.com/tidings-mcp/tidings/internal/service"
+)
+
+// The query layer's wiring: one read-policy gate per Tidings home (the
+// index is opened with it as its Policy, see openIndex, and the service
+// checks every result with it again), the contacts book, the dossier
+// store in the index file, and the chat.db reader that finds attachment
+// files. serveService runs after index.go's hook, which opened the index.
+
+func init() {
+	addServeHook("service", serveService)
+}
+
+// policySource loads the read policy of a folder lazily, so a policy that
+// cannot be loaded at start fails the reads (closed) instead of the
+// process, and is picked up once fixed.
+type policySource struct {
+	dir string
+	mu  sync.Mutex
+	st  *policy.Store
+}
+
+// Current implements service.PolicySource.
+func (p *policySource) Current() (*policy.Policy, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st == nil {
+		st, err := policy.NewStore(p.dir, policy.Options{})
+		if err != nil {
+			return nil, err
+		}
+		p.st = st
+	}
+	return p.st.Current()
+}
+
+var (
+	gatesMu sync.Mutex
+	gates   = map[string]*service.Gate{}
+)
+
+// policyGate returns the read-policy gate of cfg's home ($TIDINGS_HOME,
+// where `tidings policy` edits contacts/*.txt), one per home and process.
+func policyGate(cfg *config.Config) *service.Gate {
+	gatesMu.Lock()
+	defer gatesMu.Unlock()
+	dir := filepath.Clean(cfg.Home)
+	if g, ok := gates[dir]; ok {
+		return g
+	}
+	g := service.NewGate(&policySource{dir: dir})
+	gates[dir] = g
+	return g
+}
+
+// indexPolicy returns the policy an index is opened with. A writable index
+// (one that syncs) is refused while the policy cannot be loaded: syncing
+// under a policy that hides every thread would purge the whole index.
+func indexPolicy(cfg *config.Config, readOnly bool) (index.Policy, error) {
+	g := policyGate(cfg)
+	if !readOnly {
+		if _, err := g.Refresh(); err != nil {
+			return nil, fmt.Errorf("%w (fix it before syncing, e.g. with `tidings policy list`: under a policy that cannot be read every thread is hidden)", err)
+		}
+	}
+	return g, nil
+}
+
+// newService builds the query layer over an open index. push loads the
+// contacts into the index when the book (re)loads them (a writable index
+// only). The returned function releases what it opened.
+func newService(ctx context.Context, cfg *config.Config, ix *index.Index, logger *slog.Logger, push bool) (*service.Service, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Region: cfg.Region, Logger: logger}
+	if len(cfg.Contacts) > 0 {
+		fb := &service.FileBook{Paths: cfg.Contacts, Region: cfg.Region,
+			Logger: func(msg string, args ...any) { logger.Warn(msg, args...) }}
+		if push {
+			fb.OnLoad = func(ctx context.Context, cards map[string][]model.Contact) error {
+				for key, cs := range cards {
+					if _, err := ix.LoadContacts(ctx, key, cs); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		opts.Contacts = fb
+	}
+	store, err := service.OpenDossierStore(ctx, indexPath(cfg), cfg.Now)
+	if err != nil {
+		logger.Warn("dossiers will not be kept between calls", "err", err)
+	} else {
+		opts.Dossiers = store
+		closers = append(closers, func() { store.Close() })
+	}
+	if r := attachmentReader(ctx, cfg, logger); r != nil {
+		opts.Attachments = r
+		closers = append(closers, func() { r.Close() })
+	}
+	svc, err := service.New(opts)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return svc, closeAll, nil
+}
+
+// attachmentReader opens the configured message database for attachment
+// lookups (save_attachment), or returns nil.
+func attachmentReader(ctx context.Context, cfg *config.Config, logger *slog.Logger) *imessage.Reader {
+	if cfg.IMessage == "" {
+		return nil
+	}
+	r, err := imessage.Open(ctx, cfg.IMessage, imessage.Options{Logger: logger})
+	if err != nil {
+		logger.Debug("attachments: message database not readable", "err", err)
+		return nil
+	}
+	return r
+}
+
+// serveService gives the tools their query layer, keeps the read policy
+// applied (a newly blocked thread is purged within seconds) and keeps the
+// stored dossiers living (refreshed after each sync).
+func serveService(ctx context.Context, env *ServeEnv) error {
+	cfg := env.Config
+	if cfg.Bridge != "" {
+		return nil // the helper owns the index in bridge mode
+	}
+	is, ok := env.Deps.Index.(indexStatus)
+	if !ok || is.ix == nil {
+		return nil // no index in this process: the tools say so
+	}
+	svc, closeSvc, err := newService(ctx, cfg, is.ix, env.Logger, true)
+	if err != nil {
+		return fmt.Errorf("query layer: %w", err)
+	}
+	env.Deps.Messages = svc
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		svc.WatchPolicy(bctx, 2*time.Second)
+	}()
+	go func() {
+		defer wg.Done()
+		refreshDossiers(bctx, svc, env.Logger, 30*time.Second)
+	}()
+	env.OnClose = append(env.OnClose, func() {
+		cancel()
+		wg.Wait()
+		closeSvc()
+	})
+	return nil
+}
+
+// refreshDossiers brings the stored dossiers up to date whenever the index
+// has synced since the last round.
+func refreshDossiers(ctx context.Context, svc *service.Service, logger *slog.Logger, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ls, err := svc.LastSync(ctx)
+		if err != nil || !ls.After(last) {
+			continue
+		}
+		last = ls
+		if n, err := svc.RefreshDossiers(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("dossiers not refreshed", "err", err)
+		} else if n > 0 {
+			logger.Debug("dossiers refreshed", "count", n)
+		}
+	}
+}
