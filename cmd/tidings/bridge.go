@@ -66,6 +66,7 @@ func serveBridge(ctx context.Context, env *ServeEnv) error {
 	env.Deps.Sources = remote
 	env.Deps.Checks = remote.checks
 	env.Deps.Send = bridge.RemoteSend{C: c}
+	env.Deps.Messages = bridge.RemoteMessages{C: c}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +331,246 @@ func TestServeBridge(t *testing.T) {
 	}
 	if got := opens(); len(got) > 0 {
 		t.Errorf("serve --bridge opened its configured data: %v", got)
+	}
+}
+
+// callRaw sends tools/call and returns the raw result object.
+func (s *mcpSession) callRaw(name string, args map[string]any) json.RawMessage {
+	s.t.Helper()
+	s.id++
+	a, _ := json.Marshal(args)
+	line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", s.id, name, a, modernMeta)
+	got := make(chan bool, 1)
+	go func() {
+		if _, err := io.WriteString(s.in, line); err != nil {
+			got <- false
+			return
+		}
+		got <- s.sc.Scan()
+	}()
+	select {
+	case ok := <-got:
+		if !ok {
+			s.t.Fatalf("no response to %s", name)
+		}
+	case <-time.After(60 * time.Second):
+		s.t.Fatalf("no response to %s within 60 s", name)
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(s.sc.Bytes(), &resp); err != nil || resp.Error != nil {
+		s.t.Fatalf("%s: %v %s", name, err, s.sc.Bytes())
+	}
+	return resp.Result
+}
+
+// TestServeBridgeMatchesInProcess runs the MCP message tools against one
+// fixture twice — in-process (`serve` over its own index) and through the
+// bridge (`serve --bridge` → helper → the helper's index) — and requires
+// byte-identical tool results (structured content, text and isError).
+func TestServeBridgeMatchesInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two indexes of the demo data")
+	}
+	data := demoData(t)
+	now := "2026-11-30T12:00:00Z"
+	var person string
+	for _, st := range data.Stories {
+		if len(st.With) == 1 {
+			person = st.With[0]
+			break
+		}
+	}
+	if person == "" {
+		t.Fatal("no one-to-one story in the demo data")
+	}
+
+	// In-process: index the demo data, then serve it.
+	home1 := filepath.Join(t.TempDir(), "home1")
+	env1 := map[string]string{"TIDINGS_HOME": home1, "TIDINGS_NOW": now}
+	m, _, stderr := testMain(t, env1)
+	if err := m.Run(context.Background(), []string{"index", "--imessage", data.ChatDB, "--contacts", data.Contacts}); err != nil {
+		t.Fatalf("index: %v\n%s", err, stderr)
+	}
+	local := startServe(t, env1, "--imessage", data.ChatDB, "--contacts", data.Contacts)
+
+	// Bridge: the helper indexes the same data into its own index.
+	dir := filepath.Join(t.TempDir(), "bridge")
+	startHelper(t, map[string]string{"TIDINGS_HOME": filepath.Join(t.TempDir(), "home2"), "TIDINGS_NOW": now, "DISPLAY": ""},
+		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
+	waitDir(t, filepath.Join(dir, "control", "requests"))
+	remote := startServe(t, map[string]string{"TIDINGS_HOME": filepath.Join(t.TempDir(), "home3"), "TIDINGS_NOW": now}, "--bridge", dir)
+
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_conversations", map[string]any{"limit": 10}},
+		{"list_conversations", map[string]any{"limit": 5, "query": person}},
+		{"get_conversation_messages", map[string]any{"chat": person, "limit": 20}},
+		{"get_conversation_messages", map[string]any{"chat": "nobody-by-this-name"}},
+		{"search_messages", map[string]any{"query": "dinner"}},
+		{"search_messages", map[string]any{"query": "dinner", "mode": "substring", "limit": 5}},
+		{"search_messages", map[string]any{"query": "when are we meeting", "mode": "fulltext", "days": 30}},
+		{"review_messages", map[string]any{"days": 14}},
+		{"get_response_stats", map[string]any{"chat": person, "hours": 720}},
+		{"lookup_contacts", map[string]any{"name": person}},
+		{"get_contact_dossier", map[string]any{"contact_id": person}},
+		{"search_messages", map[string]any{"query": "x", "limit": "lots"}},
+	}
+	for _, c := range calls {
+		l := local.callRaw(c.tool, c.args)
+		r := remote.callRaw(c.tool, c.args)
+		var lv, rv any
+		json.Unmarshal(l, &lv)
+		json.Unmarshal(r, &rv)
+		lb, _ := json.Marshal(lv)
+		rb, _ := json.Marshal(rv)
+		if !bytes.Equal(lb, rb) {
+			t.Errorf("%s %v differs:\n in-process %s\n bridge     %s", c.tool, c.args, clip(lb), clip(rb))
+		} else if len(lb) < 60 {
+			t.Errorf("%s %v: suspiciously small result %s", c.tool, c.args, lb)
+		}
+		t.Logf("%s %v: %d bytes, %s", c.tool, c.args, len(lb), clip(lb)[:min(len(lb), 160)])
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 1500 {
+		return string(b[:1500]) + "…"
+	}
+	return string(b)
+}
+
+// keySet returns an object's sorted keys.
+func keySet(m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+// TestHelperHostActions: the seed's 1.2 data actions on a host helper over
+// the demo data answer with the documented shapes from the query layer,
+// under the bridge folder's read policy (a blocked thread never shows).
+func TestHelperHostActions(t *testing.T) {
+	data := demoData(t)
+	dir := filepath.Join(t.TempDir(), "bridge")
+	if err := bridge.PrepareFolder(dir); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "contacts"), 0o700)
+	if err := os.WriteFile(filepath.Join(dir, "contacts", "blocked_chats.txt"), []byte("# landlord\n+1 (415) 555-0171\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startHelper(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z", "DISPLAY": ""},
+		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
+	var all bytes.Buffer
+	call := func(action, params string) map[string]any {
+		t.Helper()
+		got, err := bridgeCall(t, dir, action, params, "--protocol", "1.2")
+		rest := map[string]any{}
+		for k, v := range got {
+			if k != "term" && k != "query" && k != "chat_query" { // echoes of the question
+				rest[k] = v
+			}
+		}
+		b, _ := json.Marshal(rest)
+		all.Write(b)
+		if err != nil {
+			t.Fatalf("%s %s: %v", action, params, err)
+		}
+		return got
+	}
+	isTS := func(s any) bool {
+		str, _ := s.(string)
+		_, err := time.ParseInLocation("2006-01-02T15:04:05", str, time.Local)
+		return err == nil
+	}
+
+	rv := call("review", `{"days": 14}`)
+	if keySet(rv) != "action,counts,days,id,low_priority,needs_reply,ok,skip_summary" || rv["days"] != 14.0 {
+		t.Errorf("review keys = %s", keySet(rv))
+	}
+	for _, e := range append(rv["needs_reply"].([]any), rv["low_priority"].([]any)...) {
+		th := e.(map[string]any)
+		if keySet(th) != "chat_id,contact_name,context,display_name,label,last_text,last_ts,msg_count" || !isTS(th["last_ts"]) {
+			t.Errorf("review thread = %v", th)
+		}
+		for _, c := range th["context"].([]any) {
+			if keySet(c.(map[string]any)) != "me,text,ts" {
+				t.Errorf("context = %v", c)
+			}
+		}
+	}
+	for _, e := range rv["skip_summary"].([]any) {
+		if keySet(e.(map[string]any)) != "chat_id,label,last_ts" {
+			t.Errorf("skip entry = %v", e)
+		}
+	}
+
+	sr := call("search", `{"term": "RAMEN", "days": 90}`)
+	ms := sr["matches"].([]any)
+	if sr["match_count"] != float64(len(ms)) || len(ms) == 0 || sr["term"] != "RAMEN" {
+		t.Fatalf("search = %v", sr)
+	}
+	for _, m := range ms {
+		mm := m.(map[string]any)
+		if keySet(mm) != "chat_id,contact_name,is_from_me,text,ts" || !strings.Contains(strings.ToLower(mm["text"].(string)), "ramen") || !isTS(mm["ts"]) {
+			t.Errorf("match = %v", mm)
+		}
+		if mm["chat_id"] == "+14155550147" && mm["is_from_me"] == false && mm["contact_name"] != "Jordan Kim" {
+			t.Errorf("contact_name = %v", mm)
+		}
+	}
+	if blocked := call("search", `{"term": "plumber"}`); blocked["match_count"] != 0.0 {
+		t.Errorf("a blocked thread was searched: %v", blocked)
+	}
+
+	ch := call("chat_history", `{"chat": "Jordan Kim", "days": 90, "limit": 50}`)
+	msgs := ch["messages"].([]any)
+	if keySet(ch) != "action,chat_query,count,id,messages,ok,resolved_substr" || ch["resolved_substr"] != "4155550147" || len(msgs) < 3 {
+		t.Fatalf("chat_history = %v", ch)
+	}
+	last := ""
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		if mm["ts"].(string) < last || mm["chat_id"] != "+14155550147" {
+			t.Errorf("chat_history order or chat_id: %v", mm)
+		}
+		last = mm["ts"].(string)
+		if mm["is_from_me"] == true && mm["contact_name"] != "" {
+			t.Errorf("my message has a contact_name: %v", mm)
+		}
+	}
+	if got, err := bridgeCall(t, dir, "chat_history", `{"chat": "Marcus Webb"}`); err == nil || got["ok"] != false {
+		t.Errorf("a blocked thread's history: %v", got)
+	}
+
+	st := call("response_stats", `{"chat": "Sam Rivera", "hours": 720}`)
+	if keySet(st) != "action,avg_human,avg_seconds,chat_query,hours,id,max_seconds,median_seconds,min_seconds,ok,resolved_substr,sample_size,total_inbound_messages,total_outbound_messages" {
+		t.Errorf("response_stats keys = %s", keySet(st))
+	}
+
+	cl := call("contacts_lookup", `{"name": "Jordan"}`)
+	if cl["match_count"] != 1.0 || cl["matches"].([]any)[0].(map[string]any)["phone_last10"] != "4155550147" {
+		t.Errorf("contacts_lookup = %v", cl)
+	}
+	if cl := call("contacts_lookup", `{"name": "Marcus"}`); cl["match_count"] != 0.0 {
+		t.Errorf("a blocked person was listed: %v", cl)
+	}
+	// A hostile 1.3 client cannot switch the host's policy filter off.
+	ext, err := bridgeCall(t, dir, "lookup_contacts", `{"Name": "Marcus", "Unfiltered": true}`, "--protocol", "1.3")
+	if err != nil || ext["result"].(map[string]any)["match_count"] != 0.0 {
+		t.Errorf("1.3 lookup_contacts with Unfiltered: %v %v", ext, err)
+	}
+	for _, s := range []string{"plumber", "Marcus", "sink", "4155550171"} {
+		if strings.Contains(all.String(), s) {
+			t.Errorf("the blocked thread leaked %q", s)
+		}
 	}
 }

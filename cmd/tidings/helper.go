@@ -14,8 +14,11 @@ import (
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/send"
+	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 func init() {
@@ -64,6 +67,7 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 	dirFlag := fs.String("bridge-dir", "", "the bridge folder (default: TIDINGS_BRIDGE, else $TIDINGS_HOME/bridge)")
 	once := fs.Bool("once", false, "answer every queued request, then exit (default)")
 	watch := fs.Bool("watch", false, "stay up and answer requests as they arrive")
+	indexFlag := fs.String("index", "", "the helper's own index (default: ~/Library/Messages/Tidings/index.db on macOS, where Full Disk Access guards it; DIR/index.db elsewhere)")
 	loader := config.Bind(fs, helperFlags...)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -86,7 +90,7 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv}
+	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv, watch: *watch, index: helperIndexPath(*indexFlag, dir, m.Getenv)}
 	w, err := bridge.NewWorker(bridge.Options{
 		Dir:           dir,
 		Role:          m.Getenv(bridge.RoleEnv),
@@ -129,6 +133,27 @@ type helperData struct {
 	dir    string
 	logger *slog.Logger
 	getenv func(string) string
+	watch  bool   // --watch: keep the index synced in the background
+	index  string // the helper's index file
+}
+
+// helperIndexPath is where the helper keeps its index. An index is a copy
+// of message content, so on macOS it lives under ~/Library/Messages, which
+// only a process with Full Disk Access (the helper) can read; elsewhere in
+// the bridge folder (0700). It is not $TIDINGS_HOME/index.db: that one
+// follows $TIDINGS_HOME's read policy, the helper's follows the bridge
+// folder's.
+func helperIndexPath(flagValue, bridgeDir string, getenv func(string) string) string {
+	if flagValue != "" {
+		if abs, err := filepath.Abs(flagValue); err == nil {
+			return abs
+		}
+		return flagValue
+	}
+	if runtime.GOOS == "darwin" && getenv("HOME") != "" {
+		return filepath.Join(getenv("HOME"), "Library", "Messages", "Tidings", "index.db")
+	}
+	return filepath.Join(bridgeDir, "index.db")
 }
 
 // hostBackend builds the host role's backend: the send gate (state and
@@ -166,12 +191,105 @@ func hostBackend(ctx context.Context, h *helperData) (bridge.Backend, error) {
 	return hb, nil
 }
 
-// hostData opens the query layer for the host role; nil until it is wired.
-var hostData func(ctx context.Context, h *helperData, store *policy.Store) (bridge.Backend, func(), error)
+// hostData opens the query layer for the host role (openHostData).
+var hostData = openHostData
 
-// helperExtensions returns the protocol 1.3 actions; set by the file that
-// wires the query layer.
-var helperExtensions = func(h *helperData) []bridge.Extension { return nil }
+// openHostData opens the helper's index under the bridge folder's read
+// policy (blocked threads never enter it; a policy that cannot be read
+// refuses the sync rather than purge everything), syncs the configured
+// sources (once per --once run; continuously with --watch) and builds the
+// query layer on it.
+func openHostData(ctx context.Context, h *helperData, store *policy.Store) (bridge.Backend, func(), error) {
+	cfg := h.cfg
+	gate := service.NewGate(store)
+	if _, err := gate.Refresh(); err != nil {
+		return nil, nil, fmt.Errorf("read policy of %s: %w", h.dir, err)
+	}
+	emb, err := newEmbedder(cfg, h.getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(h.index), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("index folder: %w", err)
+	}
+	ix, err := index.Open(ctx, h.index, index.Options{Embedder: emb, Now: cfg.Now, NormalizeHandle: normalizer(cfg),
+		Logger: h.logger, Policy: gate})
+	if err != nil {
+		return nil, nil, err
+	}
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, func() { ix.Close() })
+	srcs, watchPaths, closeSrcs, err := indexSources(ctx, cfg, h.logger)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, closeSrcs)
+	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Region: cfg.Region, Logger: h.logger}
+	if len(cfg.Contacts) > 0 {
+		opts.Contacts = &service.FileBook{Paths: cfg.Contacts, Region: cfg.Region,
+			Logger: func(msg string, args ...any) { h.logger.Warn(msg, args...) },
+			OnLoad: func(ctx context.Context, cards map[string][]model.Contact) error {
+				for key, cs := range cards {
+					if _, err := ix.LoadContacts(ctx, key, cs); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+	}
+	if ds, err := service.OpenDossierStore(ctx, h.index, cfg.Now); err != nil {
+		h.logger.Warn("dossiers will not be kept between calls", "err", err)
+	} else {
+		opts.Dossiers = ds
+		closers = append(closers, func() { ds.Close() })
+	}
+	if r := attachmentReader(ctx, cfg, h.logger); r != nil {
+		opts.Attachments = r
+		closers = append(closers, func() { r.Close() })
+	}
+	svc, err := service.New(opts)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	if opts.Contacts != nil {
+		if _, err := opts.Contacts.Book(ctx); err != nil { // loads the cards into the index
+			h.logger.Warn("contacts", "err", err)
+		}
+	}
+	// Sync before the first answer (an honest answer needs the data), then
+	// keep syncing in the background with --watch.
+	if len(srcs) > 0 {
+		if _, err := ix.Sync(ctx, index.SyncOptions{Embed: true}, srcs...); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("sync the index: %w", err)
+		}
+	}
+	if h.watch && len(srcs) > 0 {
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := ix.Watch(wctx, index.WatchOptions{Sources: srcs, Paths: watchPaths}); err != nil && wctx.Err() == nil {
+				h.logger.Error("index sync stopped", "err", err)
+			}
+		}()
+		closers = append(closers, func() { cancel(); <-done })
+	}
+	return &bridge.ServiceData{S: svc, Now: cfg.Now}, closeAll, nil
+}
+
+// helperExtensions returns the protocol 1.3 actions: every MCP message
+// tool, served from the helper's query layer.
+func helperExtensions(h *helperData) []bridge.Extension {
+	return bridge.ServiceExtensions(bridge.ServiceOf)
+}
 
 func (h *helperData) open(ctx context.Context, role bridge.Role) (bridge.Backend, error) {
 	if role == bridge.RoleManager {

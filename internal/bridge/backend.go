@@ -188,17 +188,17 @@ type (
 	// ResponseStatsResult's second figures are null when there is no
 	// sample (no reply in the window): a zero would be a false average.
 	ResponseStatsResult struct {
-		ChatQuery             string   `json:"chat_query"`
-		ResolvedSubstr        string   `json:"resolved_substr"`
-		Hours                 float64  `json:"hours"`
-		SampleSize            int      `json:"sample_size"`
-		AvgSeconds            *float64 `json:"avg_seconds"`
-		AvgHuman              string   `json:"avg_human"`
-		MedianSeconds         *float64 `json:"median_seconds"`
-		MinSeconds            *float64 `json:"min_seconds"`
-		MaxSeconds            *float64 `json:"max_seconds"`
-		TotalInboundMessages  int      `json:"total_inbound_messages"`
-		TotalOutboundMessages int      `json:"total_outbound_messages"`
+		ChatQuery             string  `json:"chat_query"`
+		ResolvedSubstr        string  `json:"resolved_substr"`
+		Hours                 float64 `json:"hours"`
+		SampleSize            int     `json:"sample_size"`
+		AvgSeconds            *int64  `json:"avg_seconds"`
+		AvgHuman              string  `json:"avg_human"`
+		MedianSeconds         *int64  `json:"median_seconds"`
+		MinSeconds            *int64  `json:"min_seconds"`
+		MaxSeconds            *int64  `json:"max_seconds"`
+		TotalInboundMessages  int     `json:"total_inbound_messages"`
+		TotalOutboundMessages int     `json:"total_outbound_messages"`
 	}
 
 	ContactsLookupResult struct {

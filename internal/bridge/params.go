@@ -18,10 +18,10 @@ const (
 	MaxReadDays       = 90
 	MaxListChatsDays  = 3650
 	MaxLimit          = 500
-	MaxStatsHours     = MaxReadDays * 24
-	MaxQueryChars     = 100 // list_chats query, contacts_lookup name
-	MaxTermChars      = 500 // search term
-	MaxChatChars      = 200 // chat_history / response_stats chat
+	MaxStatsHours     = 8760 // a year, the query layer's bound (response_stats returns no bodies)
+	MaxQueryChars     = 100  // list_chats query, contacts_lookup name
+	MaxTermChars      = 500  // search term
+	MaxChatChars      = 200  // chat_history / response_stats chat
 	DefaultReviewDays = 2
 	DefaultSearchDays = 30
 	DefaultChatDays   = 14
@@ -175,10 +175,10 @@ func parseListChats(p map[string]json.RawMessage) (ListChatsParams, error) {
 	return out, nil
 }
 
-// service reads send's service as a string ("" when omitted). Which
+// serviceParam reads send's service as a string ("" when omitted). Which
 // values are accepted ("iMessage", "SMS", omitted = iMessage) is the send
 // gate's rule, applied there with the seed's sentence.
-func service(p map[string]json.RawMessage) (string, error) {
+func serviceParam(p map[string]json.RawMessage) (string, error) {
 	s, _, err := str(p, "service", 40)
 	return s, err
 }
@@ -198,7 +198,7 @@ func sendFields(p map[string]json.RawMessage) (to, text, svc string, err error) 
 		err = paramErrf("text is required (a string of 1-4000 characters)")
 		return
 	}
-	svc, err = service(p)
+	svc, err = serviceParam(p)
 	return
 }
 
