@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/config"
@@ -135,6 +136,25 @@ type helperData struct {
 	getenv func(string) string
 	watch  bool   // --watch: keep the index synced in the background
 	index  string // the helper's index file
+
+	storeMu sync.Mutex
+	store   *policy.Store // the bridge folder's read policy, once loaded
+}
+
+// policy returns the bridge folder's read-policy store. A store reloads
+// its files when they change; one that failed to load is tried again on
+// the next call (fail closed meanwhile).
+func (h *helperData) policy() (*policy.Store, error) {
+	h.storeMu.Lock()
+	defer h.storeMu.Unlock()
+	if h.store == nil {
+		st, err := policy.NewStore(h.dir, policy.Options{})
+		if err != nil {
+			return nil, err
+		}
+		h.store = st
+	}
+	return h.store, nil
 }
 
 // helperIndexPath is where the helper keeps its index. An index is a copy
@@ -160,7 +180,7 @@ func helperIndexPath(flagValue, bridgeDir string, getenv func(string) string) st
 // nonces in the bridge folder, the seed's nonces/; the bridge folder's
 // read policy) and the query layer (hostData).
 func hostBackend(ctx context.Context, h *helperData) (bridge.Backend, error) {
-	store, err := policy.NewStore(h.dir, policy.Options{})
+	store, err := h.policy()
 	if err != nil {
 		return nil, err // fail closed: no read and no send without a policy
 	}
@@ -346,7 +366,7 @@ func openBook(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*co
 // is readable (Full Disk Access).
 func (h *helperData) status(ctx context.Context) bridge.StatusDetails {
 	det := bridge.StatusDetails{Checks: map[string]bool{}}
-	if store, err := policy.NewStore(h.dir, policy.Options{}); err != nil {
+	if store, err := h.policy(); err != nil {
 		det.Policy = bridge.PolicyStatus{Error: err.Error()}
 	} else if p, err := store.Current(); err != nil {
 		det.Policy = bridge.PolicyStatus{Error: err.Error()}

@@ -16,6 +16,8 @@ import (
 // action the role permits, so a refused request never opens a database.
 // Echo fields (days, term, chat_query, hours, window_days) and counts are
 // set by the worker from the validated parameters and the returned lists.
+// The worker answers several requests at once (Options.Parallel), so the
+// methods must be safe for concurrent use.
 type Backend interface {
 	Review(ctx context.Context, p ReviewParams) (ReviewResult, error)
 	Search(ctx context.Context, p SearchParams) (SearchResult, error)

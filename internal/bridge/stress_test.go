@@ -270,7 +270,16 @@ func TestStress(t *testing.T) {
 // the worker in --watch mode in its own process (fake backend), one
 // request at a time ("seq") and from 8 concurrent clients ("8way"). It
 // reports p50 and p95 latency; run with -benchtime 1000x.
+//
+// With TIDINGS_BRIDGE_BENCH_DIR set to the folder of a running real
+// helper (`tidings helper --watch` over real data), it measures that
+// helper instead; TIDINGS_BRIDGE_BENCH_TERM sets the search term.
 func BenchmarkRoundTrip(b *testing.B) {
+	external := os.Getenv("TIDINGS_BRIDGE_BENCH_DIR")
+	term := os.Getenv("TIDINGS_BRIDGE_BENCH_TERM")
+	if term == "" {
+		term = "dinner plans"
+	}
 	for _, action := range []string{ActionStatus, ActionSearch} {
 		for _, par := range []int{1, 8} {
 			name := fmt.Sprintf("%s/seq", action)
@@ -278,12 +287,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 				name = fmt.Sprintf("%s/%dway", action, par)
 			}
 			b.Run(name, func(b *testing.B) {
-				dir := bridgeDir(b)
-				if err := PrepareFolder(dir); err != nil {
-					b.Fatal(err)
+				dir := external
+				if dir == "" {
+					dir = bridgeDir(b)
+					if err := PrepareFolder(dir); err != nil {
+						b.Fatal(err)
+					}
+					proc := startWorkerProc(b, dir)
+					defer proc.stop(b)
 				}
-				proc := startWorkerProc(b, dir)
-				defer proc.stop(b)
 				clients := make([]*Client, par)
 				for i := range clients {
 					clients[i] = NewClient(dir)
@@ -292,7 +304,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				params := map[string]any{"term": "dinner plans", "days": 30}
+				params := map[string]any{"term": term, "days": 30}
 				lat := make([]time.Duration, b.N)
 				var next atomic.Int64
 				b.ResetTimer()

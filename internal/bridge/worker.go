@@ -39,6 +39,7 @@ const (
 	DefaultTempTTL     = 10 * time.Minute
 	DefaultRescan      = 2 * time.Second
 	DefaultReapEvery   = time.Minute
+	DefaultParallel    = 4
 )
 
 // Options configure a [Worker].
@@ -66,6 +67,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for reaping; nil means time.Now.
 	Now func() time.Time
+	// Parallel is how many requests are answered at once (default 4; 1
+	// answers strictly one after the other). Requests always start oldest
+	// first.
+	Parallel int
 	// ResponseTTL: responses older than this are reaped (default 1 h).
 	// TempTTL: temp files older than this are reaped (default 10 min).
 	// Rescan: Watch's safety-net rescan period (default 2 s).
@@ -92,7 +97,10 @@ type Worker struct {
 	mu       sync.Mutex // guards backend
 	backend  Backend
 	lastReap time.Time
-	stuck    map[string]bool // requests that could not be removed (logged once)
+	// recMu guards the id record, stuck and Stats while requests are
+	// answered in parallel.
+	recMu sync.Mutex
+	stuck map[string]bool // requests that could not be removed (logged once)
 	// pause, when set (tests), runs between the steps of answering, to
 	// widen the windows a crash test kills the worker in.
 	pause func()
@@ -137,6 +145,9 @@ func NewWorker(o Options) (*Worker, error) {
 	}
 	if o.ReapEvery <= 0 {
 		o.ReapEvery = DefaultReapEvery
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
 	}
 	names := map[string]bool{}
 	for _, e := range o.Extensions {
@@ -288,19 +299,70 @@ func (w *Worker) Drain(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	for _, name := range queue {
-		if ctx.Err() != nil {
-			return st, ctx.Err()
-		}
-		if err := w.handleFile(ctx, name, &st); err != nil {
-			return st, err
-		}
+	if err := w.answerAll(ctx, queue, &st); err != nil {
+		return st, err
 	}
 	if now := w.opts.Now(); now.Sub(w.lastReap) >= w.opts.ReapEvery || w.lastReap.IsZero() {
 		w.reap(now, &st)
 		w.lastReap = now
 	}
 	return st, nil
+}
+
+// answerAll answers the queued requests, up to Parallel at once, starting
+// them oldest first. The first error stops new starts; the requests in
+// hand finish.
+func (w *Worker) answerAll(ctx context.Context, queue []string, st *Stats) error {
+	if w.opts.Parallel <= 1 {
+		for _, name := range queue {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := w.handleFile(ctx, name, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	failed := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return firstErr
+	}
+	sem := make(chan struct{}, w.opts.Parallel)
+	for _, name := range queue {
+		if ctx.Err() != nil || failed() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := w.handleFile(ctx, name, st); err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := failed(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// count updates the pass statistics.
+func (w *Worker) count(f func()) {
+	w.recMu.Lock()
+	f()
+	w.recMu.Unlock()
 }
 
 // checkDirs re-verifies the runtime directories; one that was replaced is
@@ -395,7 +457,7 @@ func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
 		// No safe place to answer: the id would become part of a file name.
 		w.log.Warn("removing request with an invalid id in its file name", "file", excerpt(name))
 		if err := w.requests.remove(name); err == nil {
-			st.Dropped++
+			w.count(func() { st.Dropped++ })
 		}
 		return nil
 	}
@@ -404,7 +466,10 @@ func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
 		return nil // withdrawn by the client
 	}
 	ident := identity(fi)
-	if prev, seen := w.ids.lookup(id); seen {
+	w.recMu.Lock()
+	prev, seen := w.ids.lookup(id)
+	w.recMu.Unlock()
+	if seen {
 		if prev == ident {
 			return w.recover(id, name, st)
 		}
@@ -421,7 +486,10 @@ func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
 		return fmt.Errorf("write response for %s: %w", id, err)
 	}
 	w.step()
-	if err := w.ids.add(id, ident); err != nil {
+	w.recMu.Lock()
+	err = w.ids.add(id, ident)
+	w.recMu.Unlock()
+	if err != nil {
 		_ = w.responses.remove(tmp)
 		return err
 	}
@@ -431,9 +499,13 @@ func (w *Worker) handleFile(ctx context.Context, name string, st *Stats) error {
 	}
 	w.step()
 	w.removeRequest(id, name)
-	st.Answered++
+	w.count(func() {
+		st.Answered++
+		if body.code != "" {
+			st.Errors++
+		}
+	})
 	if body.code != "" {
-		st.Errors++
 		w.log.Info("request", "id", id, "action", excerpt(req.Action), "ok", false, "error_code", body.code,
 			"ms", float64(time.Since(start).Microseconds())/1000)
 		return nil
@@ -462,7 +534,7 @@ func (w *Worker) recover(id, name string, st *Stats) error {
 		}
 	}
 	w.removeRequest(id, name)
-	st.Recovered++
+	w.count(func() { st.Recovered++ })
 	w.log.Info("finished a request answered before a restart", "id", id)
 	return nil
 }
@@ -471,7 +543,7 @@ func (w *Worker) recover(id, name string, st *Stats) error {
 // folder. An unread response for that id is never overwritten: then the
 // duplicate is only removed.
 func (w *Worker) refuseDuplicate(id, name string, st *Stats) error {
-	st.Duplicates++
+	w.count(func() { st.Duplicates++ })
 	w.log.Warn("refusing a repeated request id", "id", id)
 	if _, err := w.responses.lstat(ResponseName(id)); err != nil {
 		body := w.errorResponse(id, Version12, &RequestError{Code: CodeDuplicateID,
@@ -479,8 +551,7 @@ func (w *Worker) refuseDuplicate(id, name string, st *Stats) error {
 		if err := w.responses.writeAtomic(ResponseName(id), tempName(id), body.data); err != nil {
 			return fmt.Errorf("write response for %s: %w", id, err)
 		}
-		st.Answered++
-		st.Errors++
+		w.count(func() { st.Answered++; st.Errors++ })
 	}
 	w.removeRequest(id, name)
 	return nil
@@ -496,11 +567,17 @@ func (w *Worker) removeRequest(id, name string) {
 			err = w.requests.removeDir(name) // an (empty) directory posing as a request
 		}
 	}
-	if err != nil && !isNotExist(err) && !w.stuck[name] {
-		if w.stuck == nil {
-			w.stuck = map[string]bool{}
-		}
-		w.stuck[name] = true
+	if err == nil || isNotExist(err) {
+		return
+	}
+	w.recMu.Lock()
+	logged := w.stuck[name]
+	if w.stuck == nil {
+		w.stuck = map[string]bool{}
+	}
+	w.stuck[name] = true
+	w.recMu.Unlock()
+	if !logged {
 		w.log.Warn("could not remove a processed request; it will not be answered again", "id", id, "err", err)
 	}
 }

@@ -374,7 +374,7 @@ func TestCrashRecovery(t *testing.T) {
 
 // TestProcessingOrder: requests are served oldest first.
 func TestProcessingOrder(t *testing.T) {
-	h := newHarness(t, "")
+	h := newHarness(t, "", func(o *Options) { o.Parallel = 1 })
 	base := time.Now().Add(-time.Hour)
 	order := []string{"c", "a", "d", "b"}
 	terms := map[string]string{}
