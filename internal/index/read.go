@@ -392,7 +392,8 @@ func (ix *Index) History(ctx context.Context, q HistoryQuery) (History, error) {
 	}
 	beforeT, beforeID := int64(1<<62), int64(1<<62)
 	if !q.Before.IsZero() {
-		beforeT = q.Before.UnixMilli()
+		// Strict: nothing at or after Before (id 0 excludes every tie).
+		beforeT, beforeID = q.Before.UnixMilli(), 0
 	}
 	if q.Cursor != "" {
 		if beforeT, beforeID, err = decodeHistoryCursor(q.Cursor); err != nil {

@@ -347,6 +347,14 @@ func TestCursorsPageWithoutOverlap(t *testing.T) {
 	if n != 57 {
 		t.Errorf("history pages hold %d messages, want 57", n)
 	}
+	// Before is strict: the message at exactly that time is not returned.
+	h, err = ix.History(context.Background(), HistoryQuery{Chat: "c1", Before: testNow.Add(-10 * time.Hour), Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Messages) != 46 || !h.Messages[len(h.Messages)-1].Time.Before(testNow.Add(-10*time.Hour)) {
+		t.Errorf("before: %d messages, last at %v", len(h.Messages), h.Messages[len(h.Messages)-1].Time)
+	}
 }
 
 func TestScanCompleteIsHonest(t *testing.T) {

@@ -78,9 +78,23 @@ func reverse(s string) string {
 	return string(r)
 }
 
+// scanAll calls fn for every live term matching keep: the fallback while
+// the sorted views are stale. Lookups run under the read lock and must not
+// rebuild them (only prepare, under the write lock, does).
+func (v *vocab) scanAll(keep func(string) bool, fn func(term string) bool) {
+	for t := range v.df {
+		if keep(t) && !fn(t) {
+			return
+		}
+	}
+}
+
 // withPrefix calls fn for every live term starting with p.
 func (v *vocab) withPrefix(p string, fn func(term string) bool) {
-	v.ensureSorted()
+	if !v.built {
+		v.scanAll(func(t string) bool { return strings.HasPrefix(t, p) }, fn)
+		return
+	}
 	i := sort.SearchStrings(v.sorted, p)
 	for ; i < len(v.sorted) && strings.HasPrefix(v.sorted[i], p); i++ {
 		if _, ok := v.df[v.sorted[i]]; ok && !fn(v.sorted[i]) {
@@ -98,7 +112,10 @@ func (v *vocab) withPrefix(p string, fn func(term string) bool) {
 
 // withSuffix calls fn for every live term ending with s.
 func (v *vocab) withSuffix(s string, fn func(term string) bool) {
-	v.ensureSorted()
+	if !v.built {
+		v.scanAll(func(t string) bool { return strings.HasSuffix(t, s) }, fn)
+		return
+	}
 	rs := reverse(s)
 	i := sort.SearchStrings(v.rsorted, rs)
 	for ; i < len(v.rsorted) && strings.HasPrefix(v.rsorted[i], rs); i++ {
@@ -118,8 +135,11 @@ func (v *vocab) withSuffix(s string, fn func(term string) bool) {
 
 // containing calls fn for every live term containing s.
 func (v *vocab) containing(s string, fn func(term string) bool) {
-	v.ensureSorted()
 	if s == "" {
+		return
+	}
+	if !v.built {
+		v.scanAll(func(t string) bool { return strings.Contains(t, s) }, fn)
 		return
 	}
 	blob := v.blob

@@ -23,6 +23,14 @@ func TestVocabLookups(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
+	// Before the sorted views exist, lookups scan (they never build them:
+	// that needs the write lock).
+	check("prefix din unsorted", collect(v.withPrefix, "din"), []string{"dinner", "dinners"})
+	check("containing nt unsorted", collect(v.containing, "nt"), []string{"ant", "dentist", "orthodontist"})
+	if v.built {
+		t.Fatal("a lookup built the sorted views")
+	}
+	v.ensureSorted()
 	check("prefix din", collect(v.withPrefix, "din"), []string{"dinner", "dinners"})
 	check("suffix ist", collect(v.withSuffix, "ist"), []string{"dentist", "orthodontist"})
 	check("containing nt", collect(v.containing, "nt"), []string{"ant", "dentist", "orthodontist"})
