@@ -198,24 +198,6 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 	}
 	keep := func(c index.Conversation) bool { return allowConv(p, c) }
 
-	// An exact conversation id or chat id.
-	if _, err := s.ix.Conversation(ctx, chat); err == nil {
-		cs, err := s.ix.ResolveConversations(ctx, chat, false)
-		if err != nil {
-			return t, indexErr("resolve conversation", err)
-		}
-		t.convs = slices.DeleteFunc(cs, func(c index.Conversation) bool { return !keep(c) })
-		if len(t.convs) > 0 {
-			t.substr = output.Field(t.convs[0].Identifier)
-			if isHandleLike(chat) {
-				t.substr = substrOf(chat)
-			}
-			return t, nil
-		}
-	} else if !errors.Is(err, index.ErrNotFound) {
-		return t, indexErr("resolve conversation", err)
-	}
-
 	// A phone number or an e-mail address: that person's direct chats — on
 	// every handle of theirs when the address book knows them.
 	if isHandleLike(chat) {
@@ -242,6 +224,21 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 			return t, notFound("there is no conversation with %s in the messages Tidings can read", output.Field(chat))
 		}
 		return t, nil
+	}
+
+	// An exact conversation id or chat id.
+	if _, err := s.ix.Conversation(ctx, chat); err == nil {
+		cs, err := s.ix.ResolveConversations(ctx, chat, false)
+		if err != nil {
+			return t, indexErr("resolve conversation", err)
+		}
+		t.convs = slices.DeleteFunc(cs, func(c index.Conversation) bool { return !keep(c) })
+		if len(t.convs) > 0 {
+			t.substr = output.Field(t.convs[0].Identifier)
+			return t, nil
+		}
+	} else if !errors.Is(err, index.ErrNotFound) {
+		return t, indexErr("resolve conversation", err)
 	}
 
 	// A contact name.

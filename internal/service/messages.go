@@ -183,7 +183,7 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	page.Count = len(page.Messages)
 	page.More = more
 	if more && len(msgs) > 0 {
-		page.NextCursor = PageCursor(page.Messages)
+		page.NextCursor = PageCursor(page.Messages, prm.Cursor)
 		page.NextBeforeTimestamp = msgs[0].Time.In(s.loc).Format("2006-01-02T15:04:05.000Z07:00")
 	}
 	return page, nil
@@ -199,29 +199,44 @@ type pageCursor struct {
 func decodePageCursor(s string) (pageCursor, error) {
 	var c pageCursor
 	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, "m1."))
-	if err != nil || !strings.HasPrefix(s, "m1.") || json.Unmarshal(b, &c) != nil || c.T <= 0 || len(c.Skip) > 500 {
+	if err != nil || !strings.HasPrefix(s, "m1.") || json.Unmarshal(b, &c) != nil || c.T <= 0 || len(c.Skip) > maxSkip {
 		return c, userErr("the cursor is not valid for this request; start again without it")
 	}
 	return c, nil
 }
 
 // PageCursor returns the cursor that continues before msgs[0] (msgs
-// chronological, as returned): callers that cut a page to fit a size budget
-// pass the messages they kept.
-func PageCursor(msgs []Message) string {
+// chronological, as returned). prev is the cursor the page was read with:
+// when the page ends at the same instant, the ids it already skipped stay
+// skipped, so a run of messages sharing one timestamp pages through
+// exactly. Callers that cut a page to fit a size budget pass the messages
+// they kept.
+func PageCursor(msgs []Message, prev string) string {
 	if len(msgs) == 0 {
 		return ""
 	}
 	t := msgs[0].Time.UnixMilli()
 	c := pageCursor{T: t}
+	if p, err := decodePageCursor(prev); prev != "" && err == nil && p.T == t {
+		c.Skip = append(c.Skip, p.Skip...)
+	}
 	for _, m := range msgs {
 		if m.Time.UnixMilli() == t {
 			c.Skip = append(c.Skip, m.ID)
 		}
 	}
+	if len(c.Skip) > maxSkip {
+		// More than maxSkip messages in one millisecond (never seen in
+		// practice): continue before it rather than page forever.
+		c = pageCursor{T: t - 1}
+	}
 	b, _ := json.Marshal(c)
 	return "m1." + base64.RawURLEncoding.EncodeToString(b)
 }
+
+// maxSkip bounds a cursor's skip list so that a page read (limit ≤ 200 plus
+// the skipped ids) stays within one index read of 500.
+const maxSkip = 250
 
 // merged reads the newest limit messages at or before the cursor across
 // convs, oldest first, and whether older ones exist.
@@ -233,23 +248,40 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 	for _, id := range cur.Skip {
 		skip[id] = true
 	}
-	for _, c := range convs {
-		q := index.HistoryQuery{Chat: c.ID, Limit: limit + len(skip) + 1}
-		if cur.T > 0 {
-			q.Before = time.UnixMilli(cur.T + 1)
-		}
-		h, err := s.ix.History(ctx, q)
-		if err != nil {
-			return nil, false, indexErr("read messages", err)
-		}
-		more = more || h.More
-		for _, m := range h.Messages {
-			if skip[m.ID] || seen[m.ID] || m.Kind == model.MsgReaction {
+	add := func(ms []index.Message, keep func(index.Message) bool) {
+		for _, m := range ms {
+			if skip[m.ID] || seen[m.ID] || m.Kind == model.MsgReaction || !keep(m) {
 				continue
 			}
 			seen[m.ID] = true
 			all = append(all, m)
 		}
+	}
+	for _, c := range convs {
+		if cur.T == 0 {
+			h, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Limit: limit + 1})
+			if err != nil {
+				return nil, false, indexErr("read messages", err)
+			}
+			more = more || h.More
+			add(h.Messages, func(index.Message) bool { return true })
+			continue
+		}
+		// Messages at exactly T (some already shown), then the ones before
+		// it. Two reads keep this exact whether the index's Before bound
+		// is inclusive or strict at equal times.
+		t := time.UnixMilli(cur.T)
+		at, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Since: t, Before: t.Add(time.Millisecond), Limit: 500})
+		if err != nil {
+			return nil, false, indexErr("read messages", err)
+		}
+		add(at.Messages, func(m index.Message) bool { return m.Time.UnixMilli() == cur.T })
+		older, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Before: t, Limit: limit + 1})
+		if err != nil {
+			return nil, false, indexErr("read messages", err)
+		}
+		more = more || older.More
+		add(older.Messages, func(m index.Message) bool { return m.Time.UnixMilli() < cur.T })
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		if !all[i].Time.Equal(all[j].Time) {

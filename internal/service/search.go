@@ -341,8 +341,12 @@ func (s *Service) neighbours(ctx context.Context, h index.Hit, n int, book *cont
 	if err != nil {
 		return nil, nil, indexErr("read context", err)
 	}
+	shown := map[string]bool{h.MessageID: true}
 	for _, m := range hb.Messages {
-		before = append(before, s.contextMessage(m, book))
+		if m.ID != h.MessageID && m.Kind != model.MsgReaction {
+			shown[m.ID] = true
+			before = append(before, s.contextMessage(m, book))
+		}
 	}
 	// After: the index pages backwards, so read a window after the hit and
 	// narrow it when it holds too many messages, widen it when too few.
@@ -358,7 +362,7 @@ func (s *Service) neighbours(ctx context.Context, h index.Hit, n int, book *cont
 		}
 		after = after[:0]
 		for _, m := range ha.Messages {
-			if m.ID == h.MessageID || m.Kind == model.MsgReaction {
+			if shown[m.ID] || m.Kind == model.MsgReaction {
 				continue
 			}
 			after = append(after, s.contextMessage(m, book))
