@@ -189,4 +189,3 @@ func clipWords(s string, n int) string {
 	}
 	return strings.Join(w[:n], " ") + " …"
 }
-
