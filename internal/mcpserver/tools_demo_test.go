@@ -17,7 +17,7 @@ import (
 )
 
 // demoMessages is the size of the demo data set the tool tests use.
-const demoMessages = 1500
+const demoMessages = 4000
 
 func story(t *testing.T, env *servicetest.Env, id string) demo.Story {
 	t.Helper()
@@ -430,6 +430,48 @@ func TestMessageToolsOnDemoData(t *testing.T) {
 			}
 		}
 		failsWith(t, cs, "get_contact_dossier", map[string]any{"contact_id": "Lisbon trip"}, "one person")
+	})
+
+	t.Run("results stay under 40 KB and say how to continue", func(t *testing.T) {
+		// The busiest thread at the largest page does not fit: the newest
+		// messages are kept and the cursor continues exactly before them.
+		var l struct {
+			Conversations []struct {
+				ID           string `json:"id"`
+				MessageCount int    `json:"message_count"`
+			} `json:"conversations"`
+		}
+		ok(t, cs, "list_conversations", map[string]any{"limit": 200}, &l)
+		busiest := l.Conversations[0]
+		for _, c := range l.Conversations {
+			if c.MessageCount > busiest.MessageCount {
+				busiest = c
+			}
+		}
+		var big struct {
+			pageOut
+			Page Page `json:"page"`
+		}
+		r := ok(t, cs, "get_conversation_messages", map[string]any{"conversation_id": busiest.ID, "limit": 200}, &big)
+		if busiest.MessageCount <= 200 || (!big.Page.Truncated || big.NextCursor == "" || !big.More || big.Page.Note == "") {
+			t.Errorf("%d messages at limit 200 in %d bytes: page %+v", busiest.MessageCount, len(r.raw), big.Page)
+		}
+		t.Logf("busiest: %d messages; limit 200 gave %d in %d bytes (truncated %v)", busiest.MessageCount, len(big.Messages), len(r.raw), big.Page.Truncated)
+		all := readAll(t, cs, map[string]any{"conversation_id": busiest.ID}, 200)
+		if len(all) != busiest.MessageCount {
+			t.Errorf("paging with cuts read %d of %d messages", len(all), busiest.MessageCount)
+		}
+		// A search with full context cuts its hits and still pages on.
+		var sr struct {
+			Hits       []any  `json:"hits"`
+			NextCursor string `json:"next_cursor"`
+			Page       Page   `json:"page"`
+		}
+		r = ok(t, cs, "search_messages", map[string]any{"query": "the", "mode": "fulltext", "limit": 100, "context": 5}, &sr)
+		if !sr.Page.Truncated || sr.NextCursor == "" || len(sr.Hits) == 100 {
+			t.Errorf("search with context: %d hits in %d bytes, page %+v", len(sr.Hits), len(r.raw), sr.Page)
+		}
+		ok(t, cs, "search_messages", map[string]any{"query": "the", "mode": "fulltext", "limit": 100, "context": 5, "cursor": sr.NextCursor}, nil)
 	})
 
 	t.Run("get_status", func(t *testing.T) {
