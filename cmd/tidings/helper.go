@@ -16,7 +16,6 @@ import (
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/index"
-	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/send"
 	"github.com/tidings-mcp/tidings/internal/service"
@@ -186,10 +185,8 @@ func hostBackend(ctx context.Context, h *helperData) (bridge.Backend, error) {
 	}
 	hb := &bridge.HostBackend{}
 	var names send.NameResolver
-	if len(h.cfg.Contacts) > 0 {
-		if book, err := openBook(ctx, h.cfg, h.logger); err == nil && book != nil {
-			names = book
-		}
+	if fb := contactBook(h.cfg, nil, h.logger); fb != nil {
+		names = bookNames{fb}
 	}
 	gcfg := *h.cfg
 	gcfg.Home = h.dir
@@ -251,17 +248,8 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 	}
 	closers = append(closers, closeSrcs)
 	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Region: cfg.Region, Logger: h.logger}
-	if len(cfg.Contacts) > 0 {
-		opts.Contacts = &service.FileBook{Paths: cfg.Contacts, Region: cfg.Region,
-			Logger: func(msg string, args ...any) { h.logger.Warn(msg, args...) },
-			OnLoad: func(ctx context.Context, cards map[string][]model.Contact) error {
-				for key, cs := range cards {
-					if _, err := ix.LoadContacts(ctx, key, cs); err != nil {
-						return err
-					}
-				}
-				return nil
-			}}
+	if fb := contactBook(cfg, ix, h.logger); fb != nil {
+		opts.Contacts = fb
 	}
 	if ds, err := service.OpenDossierStore(ctx, h.index, cfg.Now); err != nil {
 		h.logger.Warn("dossiers will not be kept between calls", "err", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 func init() {
@@ -35,6 +36,9 @@ type ServeEnv struct {
 	Config *config.Config
 	Deps   *mcpserver.Deps
 	Logger *slog.Logger
+	// Contacts is the address book the query layer uses, once a hook has
+	// built it; later hooks (the send gate) share it.
+	Contacts service.ContactBook
 	// OnClose functions run in reverse order when serve returns.
 	OnClose []func()
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/android/androidindex"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/index"
@@ -24,6 +25,7 @@ import (
 
 func init() {
 	addServeHook("service", serveService)
+	addServeHook("send", serveSend) // after "service": it uses env.Contacts
 }
 
 // policySource loads the read policy of a folder lazily, so a policy that
@@ -50,12 +52,31 @@ func (p *policySource) Current() (*policy.Policy, error) {
 }
 
 var (
-	gatesMu sync.Mutex
-	gates   = map[string]*service.Gate{}
+	gatesMu  sync.Mutex
+	gates    = map[string]*service.Gate{}
+	policies = map[string]*policySource{}
 )
 
-// policyGate returns the read-policy gate of cfg's home ($TIDINGS_HOME,
-// where `tidings policy` edits contacts/*.txt), one per home and process.
+// homePolicy returns the read policy of cfg's home ($TIDINGS_HOME, where
+// `tidings policy` edits contacts/*.txt), one per home and process; the
+// read gate and the send gate share it.
+func homePolicy(cfg *config.Config) *policySource {
+	gatesMu.Lock()
+	defer gatesMu.Unlock()
+	return homePolicyLocked(filepath.Clean(cfg.Home))
+}
+
+func homePolicyLocked(dir string) *policySource {
+	p, ok := policies[dir]
+	if !ok {
+		p = &policySource{dir: dir}
+		policies[dir] = p
+	}
+	return p
+}
+
+// policyGate returns the read-policy gate of cfg's home, one per home and
+// process.
 func policyGate(cfg *config.Config) *service.Gate {
 	gatesMu.Lock()
 	defer gatesMu.Unlock()
@@ -63,9 +84,38 @@ func policyGate(cfg *config.Config) *service.Gate {
 	if g, ok := gates[dir]; ok {
 		return g
 	}
-	g := service.NewGate(&policySource{dir: dir})
+	g := service.NewGate(homePolicyLocked(dir))
 	gates[dir] = g
 	return g
+}
+
+// contactBook returns the person's address book: the configured contacts
+// files plus the contact names an Android export carries (an Android-only
+// setup still resolves "Alice" to her number), reloaded when any of those
+// files changes. With ix non-nil every load is also stored in the index,
+// so conversation labels use the same names. nil when there is neither.
+func contactBook(cfg *config.Config, ix *index.Index, logger *slog.Logger) *service.FileBook {
+	if len(cfg.Contacts) == 0 && len(cfg.AndroidXML) == 0 {
+		return nil
+	}
+	fb := &service.FileBook{Paths: cfg.Contacts, Region: cfg.Region,
+		Logger: func(msg string, args ...any) { logger.Warn(msg, args...) }}
+	if len(cfg.AndroidXML) > 0 {
+		a := androidindex.New(cfg.AndroidXML, cfg.Region)
+		a.Logger = logger
+		fb.Sources, fb.SourceFiles = []service.CardSource{a}, cfg.AndroidXML
+	}
+	if ix != nil {
+		fb.OnLoad = func(ctx context.Context, cards map[string][]model.Contact) error {
+			for key, cs := range cards {
+				if _, err := ix.LoadContacts(ctx, key, cs); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return fb
 }
 
 // indexPolicy returns the policy an index is opened with. A writable index
@@ -92,19 +142,11 @@ func newService(ctx context.Context, cfg *config.Config, ix *index.Index, logger
 		}
 	}
 	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Region: cfg.Region, Logger: logger}
-	if len(cfg.Contacts) > 0 {
-		fb := &service.FileBook{Paths: cfg.Contacts, Region: cfg.Region,
-			Logger: func(msg string, args ...any) { logger.Warn(msg, args...) }}
-		if push {
-			fb.OnLoad = func(ctx context.Context, cards map[string][]model.Contact) error {
-				for key, cs := range cards {
-					if _, err := ix.LoadContacts(ctx, key, cs); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-		}
+	pushTo := ix
+	if !push {
+		pushTo = nil
+	}
+	if fb := contactBook(cfg, pushTo, logger); fb != nil {
 		opts.Contacts = fb
 	}
 	store, err := service.OpenDossierStore(ctx, indexPath(cfg), cfg.Now)
@@ -157,6 +199,7 @@ func serveService(ctx context.Context, env *ServeEnv) error {
 		return fmt.Errorf("query layer: %w", err)
 	}
 	env.Deps.Messages = svc
+	env.Contacts = svc.Contacts()
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(2)

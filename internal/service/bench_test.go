@@ -16,7 +16,10 @@ func BenchmarkCalls(b *testing.B) {
 		fn   func() error
 	}{
 		{"list_conversations", func() error { _, err := env.Service.ListConversations(ctx, service.ListParams{}); return err }},
-		{"messages_by_name", func() error { _, err := env.Service.Messages(ctx, service.MessagesParams{Chat: "Sam Rivera"}); return err }},
+		{"messages_by_name", func() error {
+			_, err := env.Service.Messages(ctx, service.MessagesParams{Chat: "Sam Rivera"})
+			return err
+		}},
 		{"search_hybrid", func() error {
 			_, err := env.Service.Search(ctx, service.SearchParams{Query: "the money Sam owes me", Context: 2})
 			return err
@@ -27,7 +30,10 @@ func BenchmarkCalls(b *testing.B) {
 			_, err := env.Service.ResponseStats(ctx, service.StatsParams{Chat: "Mom", Hours: 720})
 			return err
 		}},
-		{"dossier_stored", func() error { _, err := env.Service.Dossier(ctx, service.DossierParams{ContactID: "Sam Rivera"}); return err }},
+		{"dossier_stored", func() error {
+			_, err := env.Service.Dossier(ctx, service.DossierParams{ContactID: "Sam Rivera"})
+			return err
+		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {

@@ -26,6 +26,12 @@ import (
 type FileBook struct {
 	Paths  []string
 	Region string
+	// Sources are further card sources read on every (re)load, such as the
+	// contact names an Android export carries (androidindex.Source);
+	// SourceFiles are their files, whose changes trigger a reload like a
+	// change of Paths does.
+	Sources     []CardSource
+	SourceFiles []string
 	// OnLoad, when set, receives every fresh load (source key → cards).
 	OnLoad func(ctx context.Context, cards map[string][]model.Contact) error
 	Logger func(msg string, args ...any)
@@ -45,7 +51,7 @@ func (f *FileBook) Book(ctx context.Context) (*contacts.Book, error) {
 		return f.book, f.err
 	}
 	f.checked = time.Now()
-	sig := filesSignature(f.Paths)
+	sig := filesSignature(append(slices.Clone(f.Paths), f.SourceFiles...))
 	if f.book != nil && sig == f.sig {
 		return f.book, f.err
 	}
@@ -66,6 +72,15 @@ func (f *FileBook) Book(ctx context.Context) (*contacts.Book, error) {
 		}
 		abs, _ := filepath.Abs(p)
 		perSource["contacts:"+abs] = cards
+		all = append(all, cards...)
+	}
+	for _, cs := range f.Sources {
+		cards, err := cs.Contacts(ctx)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", cs.Key(), err))
+			continue
+		}
+		perSource[cs.Key()] = cards
 		all = append(all, cards...)
 	}
 	b, err := contacts.NewBook(all, f.Region)
@@ -113,6 +128,14 @@ func filesSignature(paths []string) string {
 		}
 	}
 	return b.String()
+}
+
+// CardSource yields address-book cards from a message source (the index's
+// ContactSource shape; androidindex.Source implements it). Key names the
+// source in the index's contacts ("android:sms-backup-restore").
+type CardSource interface {
+	Key() string
+	Contacts(ctx context.Context) ([]model.Contact, error)
 }
 
 // StaticBook is a ContactBook holding one fixed book.

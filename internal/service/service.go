@@ -137,6 +137,10 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
+// Contacts returns the address book the service resolves names with, or
+// nil when none is configured (the send gate shares it).
+func (s *Service) Contacts() ContactBook { return s.book }
+
 // Error is a problem the caller can fix, stated in one sentence that never
 // contains message content.
 type Error struct {
