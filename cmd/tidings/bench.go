@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -135,6 +136,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	source := fs.String("source", "demo", "demo (a demo chat.db through the chat.db reader) or synth (generated messages fed to the index directly)")
 	phase := fs.String("phase", "", "run one phase in this process (index, search, freshness); used by the parent")
 	inProcess := fs.Bool("in-process", false, "run all phases in this process (memory figures then include every phase)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the index phase to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -155,7 +157,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	if *source == "demo" && *n < demo.MinMessages() {
 		return usageError{fmt.Sprintf("--messages %d: the demo needs at least %d", *n, demo.MinMessages())}
 	}
-	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh, source: *source, vecMB: *vecMB}
+	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh, source: *source, vecMB: *vecMB, cpuProfile: *cpuProfile}
 	if *phase != "" {
 		if *dir == "" {
 			return usageError{"--phase needs --dir"}
@@ -213,13 +215,14 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 }
 
 type benchOpts struct {
-	vecMB    int
-	messages int
-	source   string
-	embedder string
-	reps     int
-	fresh    int
-	dir      string
+	cpuProfile string
+	vecMB      int
+	messages   int
+	source     string
+	embedder   string
+	reps       int
+	fresh      int
+	dir        string
 }
 
 // benchChild runs one phase in a child process and returns its report.
@@ -229,7 +232,7 @@ func benchChild(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "bench", "--phase", phase, "--dir", o.dir, "--messages", fmt.Sprint(o.messages),
-		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh), "--source", o.source, "--vector-memory", fmt.Sprint(o.vecMB))
+		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh), "--source", o.source, "--vector-memory", fmt.Sprint(o.vecMB), "--cpuprofile", o.cpuProfile)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -392,6 +395,17 @@ func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 			src, gen = s, g
 		} else {
 			_, src = benchSource(o)
+		}
+		if o.cpuProfile != "" {
+			f, err := os.Create(o.cpuProfile)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return nil, err
+			}
+			defer pprof.StopCPUProfile()
 		}
 		cpu0 := cpuSeconds()
 		t0 := time.Now()
