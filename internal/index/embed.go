@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
-// embedBatch is the number of texts embedded and written per transaction.
-const embedBatch = 1024
+// embedBatch is the number of texts embedded and written per transaction
+// (one code chunk's worth: each transaction rewrites the code chunks it
+// touches).
+const embedBatch = chunkSize
 
 // vecLoadLocked loads vector codes changed after gen since (all when
 // since < 0). Callers hold mem.mu.
@@ -246,9 +249,10 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 	// embeds the next batch while this one writes the previous (embedding
 	// is CPU, writing is SQLite: on two cores they overlap).
 	type job struct {
-		items []embedItem
-		vecs  [][]float32
-		err   error
+		items  []embedItem
+		vecs   [][]float32
+		msgGen int64
+		err    error
 	}
 	jobs := make(chan job, 1)
 	pctx, cancel := context.WithCancel(ctx)
@@ -259,12 +263,7 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 	go func() {
 		defer close(jobs)
 		for {
-			rows, err := ix.rdb.QueryContext(pctx, "SELECT id, hash, text, search_extra FROM messages WHERE id > ? AND searchable = 1 ORDER BY id LIMIT ?", from, embedBatch)
-			if err != nil {
-				jobs <- job{err: fmt.Errorf("read texts to embed: %w", err)}
-				return
-			}
-			items, err := scanEmbedItems(rows)
+			items, msgGen, err := ix.readEmbedBatch(pctx, from)
 			if err != nil || len(items) == 0 {
 				if err != nil {
 					jobs <- job{err: err}
@@ -274,7 +273,7 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 			from = items[len(items)-1].id
 			vecs, err := embedTexts(pctx, emb, items)
 			select {
-			case jobs <- job{items, vecs, err}:
+			case jobs <- job{items, vecs, msgGen, err}:
 			case <-pctx.Done():
 				return
 			}
@@ -287,7 +286,7 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 		if j.err != nil {
 			return total, j.err
 		}
-		n, err := ix.storeVectors(ctx, emb, id, j.items, j.vecs, j.items[len(j.items)-1].id, false, held)
+		n, err := ix.storeVectors(ctx, emb, id, j.items, j.vecs, j.items[len(j.items)-1].id, false, held, j.msgGen)
 		total += n
 		if prog != nil {
 			prog.add(len(j.items))
@@ -387,7 +386,29 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 	if err != nil {
 		return 0, err
 	}
-	return ix.storeVectors(ctx, emb, embID, items, vecs, upto, fromQueue, held)
+	return ix.storeVectors(ctx, emb, embID, items, vecs, upto, fromQueue, held, -1)
+}
+
+// readEmbedBatch reads the next texts to embed after id from, with the
+// meta msg_gen of the same snapshot (the generation of the last write that
+// changed any message): storeVectors skips its per-row check when no
+// message has changed since.
+func (ix *Index) readEmbedBatch(ctx context.Context, from int64) ([]embedItem, int64, error) {
+	tx, err := ix.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read texts to embed: %w", err)
+	}
+	defer tx.Rollback()
+	msgGen, err := getMetaInt(ctx, tx, "msg_gen")
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, hash, text, search_extra FROM messages WHERE id > ? AND searchable = 1 ORDER BY id LIMIT ?", from, embedBatch)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read texts to embed: %w", err)
+	}
+	items, err := scanEmbedItems(rows)
+	return items, msgGen, err
 }
 
 // embedTexts embeds the items that still exist (hash != 0); the result is
@@ -418,8 +439,22 @@ func embedTexts(ctx context.Context, emb Embedder, items []embedItem) ([][]float
 	return out, nil
 }
 
-// storeVectors writes embedded items (vecs parallel to items).
-func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, items []embedItem, vecs [][]float32, upto int64, fromQueue, held bool) (int, error) {
+// vectorsPerInsert is how many vectors one INSERT carries on the fast path.
+const vectorsPerInsert = 64
+
+var vectorInsertSQLs = func() (out [vectorsPerInsert + 1]string) {
+	for i := 1; i <= vectorsPerInsert; i++ {
+		out[i] = "INSERT OR REPLACE INTO vectors(id, q) VALUES (?,?)" + strings.Repeat(",(?,?)", i-1)
+	}
+	return out
+}()
+
+// storeVectors writes embedded items (vecs parallel to items). msgGen is
+// the meta msg_gen read with the items' texts (-1: unknown): when it is
+// still current no message has changed since, and the vectors are written
+// in multi-row INSERTs; otherwise each row is written only if its message
+// still exists with the hash it was embedded from.
+func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, items []embedItem, vecs [][]float32, upto int64, fromQueue, held bool, msgGen int64) (int, error) {
 	unlock := ix.lockWrite(held)
 	defer unlock()
 	tx, err := ix.wdb.BeginTx(ctx, nil)
@@ -433,18 +468,21 @@ func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, i
 	if cur, err := getMetaString(ctx, tx, "vec_embedder"); err != nil || cur != embID {
 		return 0, err // the embedder changed under us
 	}
-	ins, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO vectors(id, q) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?1 AND hash = ?3 AND searchable = 1)")
-	if err != nil {
-		return 0, fmt.Errorf("store vectors: %w", err)
+	trusted := false
+	if msgGen >= 0 {
+		cur, err := getMetaInt(ctx, tx, "msg_gen")
+		if err != nil {
+			return 0, err
+		}
+		trusted = cur == msgGen
 	}
-	defer ins.Close()
 	type stored struct {
 		id int64
 		q  []byte
 	}
 	var done []stored
 	dim := emb.Dim()
-	for i, it := range items {
+	for i := range items {
 		v := vecs[i]
 		if v == nil {
 			continue
@@ -454,14 +492,43 @@ func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, i
 		}
 		// A zero vector (no words the embedder knows) is stored too: the
 		// message has been embedded, it just matches nothing.
-		q := quantize(v)
-		res, err := ins.ExecContext(ctx, it.id, q, it.hash)
+		done = append(done, stored{items[i].id, quantize(v)})
+	}
+	if trusted {
+		st := newTxStmts(tx)
+		defer st.close()
+		args := make([]any, 0, 2*vectorsPerInsert)
+		for i := 0; i < len(done); i += vectorsPerInsert {
+			group := done[i:min(i+vectorsPerInsert, len(done))]
+			args = args[:0]
+			for _, d := range group {
+				args = append(args, d.id, d.q)
+			}
+			if _, err := st.ExecContext(ctx, vectorInsertSQLs[len(group)], args...); err != nil {
+				return 0, fmt.Errorf("store vectors: %w", err)
+			}
+		}
+	} else {
+		ins, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO vectors(id, q) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?1 AND hash = ?3 AND searchable = 1)")
 		if err != nil {
-			return 0, fmt.Errorf("store vector: %w", err)
+			return 0, fmt.Errorf("store vectors: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			done = append(done, stored{it.id, q})
+		defer ins.Close()
+		hash := make(map[int64]int64, len(items))
+		for _, it := range items {
+			hash[it.id] = it.hash
 		}
+		kept := done[:0]
+		for _, d := range done {
+			res, err := ins.ExecContext(ctx, d.id, d.q, hash[d.id])
+			if err != nil {
+				return 0, fmt.Errorf("store vector: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				kept = append(kept, d)
+			}
+		}
+		done = kept
 	}
 	if fromQueue {
 		for _, it := range items {

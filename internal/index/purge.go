@@ -308,7 +308,7 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
 		return ix.failMem(err)
 	}
-	for k, v := range map[string]any{"gen": gen, "docs": mem.docs, "total_len": mem.totalLen} {
+	for k, v := range map[string]any{"gen": gen, "msg_gen": gen, "docs": mem.docs, "total_len": mem.totalLen} {
 		if err := setMeta(ctx, tx, k, v); err != nil {
 			return ix.failMem(err)
 		}

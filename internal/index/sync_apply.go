@@ -176,7 +176,7 @@ FROM messages WHERE id BETWEEN ? AND ? AND searchable = 1`, d.firstNew, d.lastNe
 	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
 		return ix.failMem(err)
 	}
-	for k, v := range map[string]any{"gen": gen, "next_id": d.next, "docs": mem.docs, "total_len": mem.totalLen} {
+	for k, v := range map[string]any{"gen": gen, "msg_gen": gen, "next_id": d.next, "docs": mem.docs, "total_len": mem.totalLen} {
 		if err := setMeta(ctx, tx, k, v); err != nil {
 			return ix.failMem(err)
 		}
@@ -438,7 +438,7 @@ func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o 
 		newText := indexText(o.text, o.extraText)
 		if old.searchable != o.searchable || oldText != newText {
 			if old.searchable {
-				if _, err := tx.ExecContext(ctx, "DELETE FROM fts WHERE rowid = ?", id); err != nil {
+				if _, err := tx.ExecContext(ctx, ftsDelete, id, oldText); err != nil {
 					return fmt.Errorf("unindex message %s: %w", o.guid, err)
 				}
 				oldTerms, n := distinctTerms(old.text, old.extra.String)
@@ -556,7 +556,7 @@ func (ix *Index) deleteMessageRow(ctx context.Context, tx queryer, old *storedMs
 		}
 	}
 	if old.searchable {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM fts WHERE rowid = ?", old.id); err != nil {
+		if _, err := tx.ExecContext(ctx, ftsDelete, old.id, indexText(old.text, old.extra.String)); err != nil {
 			return fmt.Errorf("unindex message %s: %w", old.guid, err)
 		}
 		terms, n := distinctTerms(old.text, old.extra.String)

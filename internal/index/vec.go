@@ -84,12 +84,42 @@ func (v *vecState) code(vec []float32, c []uint64) {
 	}
 }
 
+// codeStored writes the code of a stored vector into c: the sign bits of
+// its unit-length form minus center, as code computes them after
+// dequantize, without materialising the float vector.
+func (v *vecState) codeStored(stored []byte, c []uint64) {
+	clear(c)
+	if len(stored) != 4+v.dim {
+		return
+	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(stored))
+	q := stored[4:]
+	var n float32
+	for _, b := range q {
+		x := float32(int8(b)) * scale
+		n += x * x
+	}
+	inv := float32(1)
+	if n > 0 {
+		inv = float32(1 / math.Sqrt(float64(n)))
+	}
+	center := v.center
+	if center == nil {
+		center = make([]float32, len(q))
+	}
+	center = center[:len(q)]
+	for i, b := range q {
+		// x − center > 0 exactly when center − x is negative: the sign
+		// bit, without a branch (x − x is +0, so equality gives 0).
+		x := float32(int8(b)) * scale * inv
+		c[i>>6] |= uint64(math.Float32bits(center[i]-x)>>31) << (uint(i) & 63)
+	}
+}
+
 // set stores one vector for id from its stored (quantised) form.
 func (v *vecState) set(id int64, stored []byte) {
 	v.grow(id)
-	vec := make([]float32, v.dim)
-	dequantize(stored, vec)
-	v.code(vec, v.codes[int(id)*v.words:int(id+1)*v.words])
+	v.codeStored(stored, v.codes[int(id)*v.words:int(id+1)*v.words])
 	if !v.hasVec(id) {
 		v.count++
 	}
