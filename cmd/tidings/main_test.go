@@ -85,8 +85,11 @@ func TestServeStdioInProcess(t *testing.T) {
 		t.Fatalf("bad line %q: %v", sc.Text(), err)
 	}
 	st := resp.Result.StructuredContent
-	if st.DataSet.Kind != "demo" || !st.DataSet.Empty || !strings.Contains(st.DataSet.Note, "empty") {
+	if st.DataSet.Kind != "demo" || st.DataSet.Empty || !strings.Contains(st.DataSet.Note, "made-up") || strings.Contains(st.DataSet.Note, "empty") {
 		t.Errorf("data_set = %+v", st.DataSet)
+	}
+	if st.Index.Messages == 0 || st.Index.State != "ready" {
+		t.Errorf("index = %+v", st.Index)
 	}
 	if st.Now != "2026-11-30T12:00:00Z" {
 		t.Errorf("now = %q, want the pinned clock", st.Now)
@@ -383,11 +386,29 @@ func TestServeProcessHTTP(t *testing.T) {
 
 func TestTTYHint(t *testing.T) {
 	var b bytes.Buffer
-	printTTYHint(&b)
+	printTTYHint(&b, mcpserver.DataSet{Kind: "personal"})
 	for _, want := range []string{"MCP server", `"args": ["serve"]`, "claude mcp add tidings", "tidings doctor", "Ctrl-D"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("hint lacks %q:\n%s", want, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "--demo") {
+		t.Errorf("a server with data suggests the demo:\n%s", b.String())
+	}
+	// No data on a Linux machine: the hint says how to get some.
+	m, _, _ := testMain(t, nil)
+	cfg := mustConfig(t, m)
+	b.Reset()
+	printTTYHint(&b, defaultDataSet(cfg))
+	for _, want := range []string{"tidings serve --demo", "--imessage PATH", "--ios-backup DIR", "--android-xml FILE"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no-data hint lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	printTTYHint(&b, mcpserver.DataSet{Kind: "demo", Note: "demo data set"})
+	if !strings.Contains(b.String(), "demo data set") {
+		t.Errorf("demo hint:\n%s", b.String())
 	}
 	if isTerminal(strings.NewReader("")) {
 		t.Error("a string reader counted as a terminal")

@@ -83,6 +83,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Demo && cfg.Bridge != "" {
+		return usageError{"--demo and --bridge exclude each other: the demo data is served in-process, a bridge serves the helper's data"}
+	}
 	logger := newLogger(m.Stderr, cfg.LogLevel)
 
 	transport := "stdio"
@@ -148,7 +151,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 
 	if isTerminal(m.Stdin) {
-		printTTYHint(m.Stderr)
+		printTTYHint(m.Stderr, deps.DataSet)
 	}
 	in, ok := m.Stdin.(io.ReadCloser)
 	if !ok {
@@ -161,14 +164,24 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	return mcpserver.ServeStdio(ctx, srv.SDK, in, out)
 }
 
-// defaultDataSet describes the data before any hook knows better.
+// howToGetData tells a person (or the model, in get_status) how to give
+// Tidings something to serve.
+const howToGetData = "to try Tidings, run `tidings serve --demo` (a made-up data set, generated on first use); " +
+	"to serve your own messages, pass --imessage PATH (a Mac's chat.db), --ios-backup DIR (an unencrypted iPhone backup) " +
+	"or --android-xml FILE (an SMS Backup & Restore export), or set them in config.toml; `tidings doctor` checks what is found"
+
+// defaultDataSet describes the data before any hook knows better (the
+// demo hook and the index hook replace it).
 func defaultDataSet(cfg *config.Config) mcpserver.DataSet {
 	if cfg.Demo {
-		return mcpserver.DataSet{Kind: "demo", Empty: true,
-			Note: "demo mode: the demo data set is empty in this build, so there are no conversations to read yet"}
+		return mcpserver.DataSet{Kind: "demo", Empty: true, Note: "demo mode: the demo data set is not ready yet"}
+	}
+	if cfg.IMessage == "" && cfg.IOSBackup == "" && len(cfg.AndroidXML) == 0 {
+		return mcpserver.DataSet{Kind: "personal", Empty: true,
+			Note: "no message source is configured and there is no message index yet: " + howToGetData}
 	}
 	return mcpserver.DataSet{Kind: "personal", Empty: true,
-		Note: "no message index is available in this process yet; see sources and checks for what was found"}
+		Note: "no messages were indexed when this server started (a first sync may be running: see index); sources and checks say what was found; " + howToGetData}
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -190,8 +203,9 @@ func isTerminal(r io.Reader) bool {
 }
 
 // printTTYHint tells a person who started `tidings serve` in a terminal what
-// it is waiting for, instead of hanging silently.
-func printTTYHint(w io.Writer) {
+// it is waiting for, instead of hanging silently, and what data it serves
+// (or how to give it some).
+func printTTYHint(w io.Writer, ds mcpserver.DataSet) {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = "tidings"
@@ -211,6 +225,12 @@ or: claude mcp add tidings -- %s serve
 	}
 	if len(try) > 0 {
 		fmt.Fprintf(w, "To try it by hand: %s.\n", strings.Join(try, ", "))
+	}
+	switch {
+	case ds.Kind == "demo" && !ds.Empty:
+		fmt.Fprintf(w, "Serving the demo data set (made-up people and messages).\n")
+	case ds.Empty:
+		fmt.Fprintf(w, "Data: %s.\n", ds.Note)
 	}
 	fmt.Fprintf(w, "Press Ctrl-D or Ctrl-C to stop.\n")
 }
