@@ -261,6 +261,10 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		opts.Attachments = r
 		closers = append(closers, func() { r.Close() })
 	}
+	if opts.Summarizer, err = dossierSummarizer(cfg); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
 	svc, err := service.New(opts)
 	if err != nil {
 		closeAll()

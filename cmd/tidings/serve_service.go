@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/android/androidindex"
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/dossier"
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -160,12 +162,37 @@ func newService(ctx context.Context, cfg *config.Config, ix *index.Index, logger
 		opts.Attachments = r
 		closers = append(closers, func() { r.Close() })
 	}
+	sum, err := dossierSummarizer(cfg)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	opts.Summarizer = sum
 	svc, err := service.New(opts)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
 	return svc, closeAll, nil
+}
+
+// dossierSummarizer returns the generated-summary endpoint of the
+// configuration (dossier_summary_url and dossier_summary_model, the key
+// from TIDINGS_DOSSIER_SUMMARY_API_KEY), or nil when none is configured.
+// A half or invalid configuration is an error: Tidings never starts on a
+// configuration it half understood.
+func dossierSummarizer(cfg *config.Config) (service.DossierSummarizer, error) {
+	switch {
+	case cfg.SummaryURL == "" && cfg.SummaryModel == "":
+		return nil, nil
+	case cfg.SummaryURL == "" || cfg.SummaryModel == "":
+		return nil, errors.New("dossier summary: set both dossier_summary_url and dossier_summary_model (TIDINGS_DOSSIER_SUMMARY_URL/_MODEL), or neither")
+	}
+	s, err := dossier.NewSummarizer(dossier.SummaryConfig{URL: cfg.SummaryURL, Model: cfg.SummaryModel, APIKey: cfg.SummaryAPIKey})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // attachmentReader opens the configured message database for attachment
@@ -193,6 +220,14 @@ func serveService(ctx context.Context, env *ServeEnv) error {
 	is, ok := env.Deps.Index.(indexStatus)
 	if !ok || is.ix == nil {
 		return nil // no index in this process: the tools say so
+	}
+	if p := env.Deps.Profile; p != nil && !p.AllowExternal && cfg.SummaryURL != "" {
+		// The summary endpoint is an outside service; this profile
+		// allows none.
+		env.Logger.Info("generated dossier summaries off: the profile sets allow_external = false", "profile", p.Path)
+		c := *cfg
+		c.SummaryURL, c.SummaryModel, c.SummaryAPIKey = "", "", ""
+		cfg = &c
 	}
 	svc, closeSvc, err := newService(ctx, cfg, is.ix, env.Logger, true)
 	if err != nil {

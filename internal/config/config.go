@@ -78,6 +78,13 @@ type Config struct {
 
 	Embedder Embedder `toml:"embedder"`
 
+	// The optional generated dossier summary (internal/dossier): an
+	// OpenAI-compatible chat endpoint, off unless URL and model are both
+	// set; the API key is read from the environment only.
+	SummaryURL    string `toml:"dossier_summary_url" env:"TIDINGS_DOSSIER_SUMMARY_URL" usage:"OpenAI-compatible chat endpoint (base URL) for generated dossier summaries; empty = off"`
+	SummaryModel  string `toml:"dossier_summary_model" env:"TIDINGS_DOSSIER_SUMMARY_MODEL" usage:"model name for generated dossier summaries"`
+	SummaryAPIKey string `toml:"-" key:"dossier_summary_api_key" env:"TIDINGS_DOSSIER_SUMMARY_API_KEY"`
+
 	LogLevel string `toml:"log_level" env:"TIDINGS_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn, error (logs go to stderr)"`
 
 	// Derived by Load; not settable.

@@ -78,6 +78,12 @@ type Options struct {
 	// Attachments finds attachment files the index has no path for (the
 	// chat.db reader); nil: only paths the index holds are used.
 	Attachments AttachmentResolver
+	// Summarizer writes the optional generated dossier summary; nil (the
+	// default) means dossiers are extractive only. SummaryWait bounds how
+	// long a dossier call waits for it (0 = 8 s); a summary not ready by
+	// then is delivered by a later call.
+	Summarizer  DossierSummarizer
+	SummaryWait time.Duration
 	// Boundary converts outside strings; nil means
 	// output.New(redact.Default()).
 	Boundary *output.Boundary
@@ -107,6 +113,11 @@ type Service struct {
 	applyMu   sync.Mutex
 	appliedFP string // fingerprint of the last policy the index was purged for
 	dossierMu sync.Mutex
+
+	summ     DossierSummarizer
+	summWait time.Duration
+	summMu   sync.Mutex
+	summJobs map[string]*summaryJob // by dossier key
 }
 
 // New returns a Service. It fails without an index or a policy gate.
@@ -118,7 +129,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("service: no read policy")
 	}
 	s := &Service{ix: opts.Index, gate: opts.Gate, book: opts.Contacts, dossiers: opts.Dossiers, att: opts.Attachments, out: opts.Boundary,
-		now: opts.Now, loc: opts.Location, region: opts.Region, log: opts.Logger}
+		now: opts.Now, loc: opts.Location, region: opts.Region, log: opts.Logger, summ: opts.Summarizer, summWait: opts.SummaryWait}
 	if s.out == nil {
 		s.out = output.New(redact.Default())
 	}
@@ -133,6 +144,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.summWait <= 0 {
+		s.summWait = summaryWait
 	}
 	return s, nil
 }

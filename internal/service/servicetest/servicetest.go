@@ -58,6 +58,9 @@ type Options struct {
 	Allowed []string
 	// NoEmbed skips the embedder (full text only).
 	NoEmbed bool
+	// Summarizer and SummaryWait go to service.Options.
+	Summarizer  service.DossierSummarizer
+	SummaryWait time.Duration
 }
 
 // Demo generates the demo data with about n messages and opens it.
@@ -133,7 +136,8 @@ func open(t testing.TB, dir, chatDB, vcf string, o Options) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Store.Close() })
-	e.Service, err = service.New(service.Options{Index: ix, Gate: e.Gate, Contacts: book, Dossiers: e.Store, Attachments: r, Now: now, Location: Zone, Region: "US"})
+	e.Service, err = service.New(service.Options{Index: ix, Gate: e.Gate, Contacts: book, Dossiers: e.Store, Attachments: r, Now: now, Location: Zone, Region: "US",
+		Summarizer: o.Summarizer, SummaryWait: o.SummaryWait})
 	if err != nil {
 		t.Fatal(err)
 	}
