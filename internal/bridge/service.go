@@ -29,7 +29,16 @@ const (
 	ExtLookupContacts    = "lookup_contacts"
 	ExtDossier           = "get_contact_dossier"
 	ExtServiceStatus     = "service_status"
+	// ExtAttachmentImage returns an image attachment's checked bytes for
+	// save_attachment; the client writes the file (see
+	// RemoteMessages.SaveAttachment).
+	ExtAttachmentImage = "get_attachment_image"
 )
+
+// MaxBridgeAttachmentBytes caps an image sent over the bridge: as base64
+// in a response file it stays well under the client's MaxResponseSize
+// (64 MiB). Larger images are saved in-process only.
+const MaxBridgeAttachmentBytes = 32 << 20
 
 // seedTime is the seed's timestamp format (local time, no zone).
 const seedTime = "2006-01-02T15:04:05"
@@ -211,8 +220,11 @@ func (c coded) BridgeCode() string { return c.code }
 
 // ServiceExtensions are the 1.3 actions that carry the MCP message tools:
 // params are the JSON of the service's parameter struct, the result the
-// JSON of its result. Host only. save_attachment is not among them: the
-// helper must never write to a path a bridge client chooses.
+// JSON of its result. Host only. save_attachment is served as
+// get_attachment_image: the helper returns the checked image (read policy,
+// image only, at most MaxBridgeAttachmentBytes) and never learns or writes
+// the destination; the client writes the file inside its own profile's
+// file_dirs.
 func ServiceExtensions(svc func(ctx context.Context, b Backend) (*service.Service, error)) []Extension {
 	return []Extension{
 		serviceExt(ExtListConversations, true, svc, (*service.Service).ListConversations),
@@ -225,6 +237,12 @@ func ServiceExtensions(svc func(ctx context.Context, b Backend) (*service.Servic
 			return s.LookupContacts(ctx, p)
 		}),
 		serviceExt(ExtDossier, true, svc, (*service.Service).Dossier),
+		serviceExt(ExtAttachmentImage, true, svc, func(s *service.Service, ctx context.Context, p service.AttachmentParams) (service.AttachmentImage, error) {
+			if p.MaxBytes <= 0 || p.MaxBytes > MaxBridgeAttachmentBytes {
+				p.MaxBytes = MaxBridgeAttachmentBytes // a client cannot raise the cap
+			}
+			return s.AttachmentImage(ctx, p)
+		}),
 		Handler(ExtServiceStatus, false, func(ctx context.Context, b Backend, _ struct{}) (service.Status, error) {
 			s, err := svc(ctx, b)
 			if err != nil {
@@ -292,9 +310,20 @@ func (r RemoteMessages) Status(ctx context.Context) (service.Status, error) {
 	return Forward[service.Status](ctx, r.C, ExtServiceStatus, struct{}{})
 }
 
-// SaveAttachment is refused over the bridge: writing the file would be the
-// helper's job, and a helper with Full Disk Access must never write to a
-// path a bridge client chooses.
-func (r RemoteMessages) SaveAttachment(context.Context, service.SaveParams) (service.Saved, error) {
-	return service.Saved{}, fmt.Errorf("save_attachment is not available over the bridge: the helper never writes files where a bridge client asks (%w)", ErrUnavailable)
+// SaveAttachment saves an image attachment with this process writing the
+// file: the arguments and the destination (inside this side's AllowedDirs,
+// the profile's file_dirs) are checked first, the helper is asked only for
+// the checked image (get_attachment_image; it never sees the destination,
+// since a helper with Full Disk Access must never write where a client
+// asks), and the bytes are checked again before they are written.
+func (r RemoteMessages) SaveAttachment(ctx context.Context, p service.SaveParams) (service.Saved, error) {
+	if err := service.CheckSave(p); err != nil {
+		return service.Saved{}, err
+	}
+	img, err := Forward[service.AttachmentImage](ctx, r.C, ExtAttachmentImage,
+		service.AttachmentParams{AttachmentID: p.AttachmentID, MaxBytes: MaxBridgeAttachmentBytes})
+	if err != nil {
+		return service.Saved{}, err
+	}
+	return service.WriteAttachment(p, img)
 }

@@ -70,14 +70,103 @@ func (s *Service) SaveAttachment(ctx context.Context, prm SaveParams) (Saved, er
 	if _, err := s.begin(ctx); err != nil {
 		return Saved{}, err
 	}
+	if err := CheckSave(prm); err != nil {
+		return Saved{}, err
+	}
+	img, err := s.attachmentImage(ctx, strings.TrimSpace(prm.AttachmentID), MaxAttachmentBytes)
+	if err != nil {
+		return Saved{}, err
+	}
+	return WriteAttachment(prm, img)
+}
+
+// AttachmentParams are AttachmentImage's arguments.
+type AttachmentParams struct {
+	AttachmentID string
+	// MaxBytes bounds the file; 0 or more than MaxAttachmentBytes means
+	// MaxAttachmentBytes. A larger file is refused with a sentence.
+	MaxBytes int64
+}
+
+// AttachmentImage is an image attachment's content, checked: it belongs to
+// a thread the read policy allows (the index answers only for visible
+// threads), it is an image by MIME type, and its bytes decode as PNG, JPEG
+// or GIF (or carry a HEIC signature). It never says where the file is.
+// Data travels as base64 in JSON.
+type AttachmentImage struct {
+	ID       string `json:"id"`
+	MimeType string `json:"mime_type"`
+	Filename string `json:"filename,omitempty"`
+	Format   string `json:"format"`
+	Width    int    `json:"width,omitempty"`
+	Height   int    `json:"height,omitempty"`
+	Note     string `json:"note,omitempty"`
+	Data     []byte `json:"data"`
+}
+
+// AttachmentImage reads an image attachment for a caller that writes the
+// file itself: the unprivileged side of the bridge, which saves inside its
+// own profile's file_dirs (the helper never writes where a client asks).
+func (s *Service) AttachmentImage(ctx context.Context, prm AttachmentParams) (AttachmentImage, error) {
+	if _, err := s.begin(ctx); err != nil {
+		return AttachmentImage{}, err
+	}
 	id := strings.TrimSpace(prm.AttachmentID)
 	if id == "" {
-		return Saved{}, userErr("attachment_id is required: take it from a message's attachments in get_conversation_messages")
+		return AttachmentImage{}, userErr("attachment_id is required: take it from a message's attachments in get_conversation_messages")
 	}
+	limit := prm.MaxBytes
+	if limit <= 0 || limit > MaxAttachmentBytes {
+		limit = MaxAttachmentBytes
+	}
+	return s.attachmentImage(ctx, id, limit)
+}
+
+// CheckSave checks save_attachment's arguments before anything is read:
+// an attachment id, and a destination inside AllowedDirs whose folder
+// exists.
+func CheckSave(prm SaveParams) error {
+	if strings.TrimSpace(prm.AttachmentID) == "" {
+		return userErr("attachment_id is required: take it from a message's attachments in get_conversation_messages")
+	}
+	_, _, err := checkDestination(prm.Destination, prm.AllowedDirs)
+	return err
+}
+
+// WriteAttachment writes a checked image (from AttachmentImage, possibly
+// across the bridge) to prm.Destination under save_attachment's rules:
+// the destination is checked again, the bytes are checked again (size and
+// decode, so a file is never written from bytes that are not an image),
+// and the file is written atomically with mode 0600.
+func WriteAttachment(prm SaveParams, img AttachmentImage) (Saved, error) {
 	dir, dest, err := checkDestination(prm.Destination, prm.AllowedDirs)
 	if err != nil {
 		return Saved{}, err
 	}
+	id := strings.TrimSpace(prm.AttachmentID)
+	if int64(len(img.Data)) > MaxAttachmentBytes {
+		return Saved{}, userErr("the attachment is larger than %d bytes; it was not saved", MaxAttachmentBytes)
+	}
+	format, w, h, note, err := checkImage(id, img.Data)
+	if err != nil {
+		return Saved{}, err
+	}
+	out := Saved{Destination: dest, Bytes: int64(len(img.Data)), MimeType: output.Field(img.MimeType), Filename: output.Filename(img.Filename),
+		Format: format, Width: w, Height: h, Note: note}
+	if out.MimeType == "" {
+		out.MimeType = "image/" + out.Format
+	}
+	over, err := writeAtomic(dir, dest, img.Data, prm.Overwrite)
+	if err != nil {
+		return Saved{}, err
+	}
+	out.Overwrote = over
+	return out, nil
+}
+
+// attachmentImage finds, reads (at most limit bytes) and checks an image
+// attachment.
+func (s *Service) attachmentImage(ctx context.Context, id string, limit int64) (AttachmentImage, error) {
 	src, mime, filename, err := s.ix.AttachmentFile(ctx, id)
 	if errors.Is(err, index.ErrNotFound) && (mime != "" || filename != "") {
 		// The attachment is there and readable, but the index holds no
@@ -88,45 +177,44 @@ func (s *Service) SaveAttachment(ctx context.Context, prm SaveParams) (Saved, er
 	}
 	switch {
 	case errors.Is(err, index.ErrNotFound):
-		return Saved{}, notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Field(id))
+		return AttachmentImage{}, notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Field(id))
 	case err != nil:
-		return Saved{}, fmt.Errorf("find attachment: %w", err)
+		return AttachmentImage{}, fmt.Errorf("find attachment: %w", err)
 	}
 	mime = strings.ToLower(strings.TrimSpace(mime))
 	if mime != "" && !strings.HasPrefix(mime, "image/") {
-		return Saved{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Field(id), output.Field(mime))
+		return AttachmentImage{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Field(id), output.Field(mime))
 	}
-	data, err := readAttachment(src)
+	data, err := readAttachment(src, limit)
 	if err != nil {
-		return Saved{}, err
+		return AttachmentImage{}, err
 	}
-	out := Saved{Destination: dest, Bytes: int64(len(data)), MimeType: output.Field(mime), Filename: output.Filename(filename)}
-	switch {
-	case len(data) >= 12 && string(data[4:8]) == "ftyp" && heifBrands[string(data[8:12])]:
-		out.Format = "heic"
-		out.Note = "HEIC recognised by its file signature: Go cannot decode HEIC, so the picture itself was not checked"
-	default:
-		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
-		if err != nil {
-			return Saved{}, userErr("attachment %s is not a PNG, JPEG, GIF or HEIC image, so it was not saved", output.Field(id))
-		}
-		if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxAttachmentPixels {
-			return Saved{}, userErr("attachment %s is %d×%d pixels; images above %d pixels are not saved", output.Field(id), cfg.Width, cfg.Height, MaxAttachmentPixels)
-		}
-		if _, _, err := image.Decode(bytes.NewReader(data)); err != nil {
-			return Saved{}, userErr("attachment %s does not decode as a %s image, so it was not saved", output.Field(id), format)
-		}
-		out.Format, out.Width, out.Height = format, cfg.Width, cfg.Height
-	}
-	if out.MimeType == "" {
-		out.MimeType = "image/" + out.Format
-	}
-	over, err := writeAtomic(dir, dest, data, prm.Overwrite)
+	format, w, h, note, err := checkImage(id, data)
 	if err != nil {
-		return Saved{}, err
+		return AttachmentImage{}, err
 	}
-	out.Overwrote = over
-	return out, nil
+	return AttachmentImage{ID: output.Field(id), MimeType: output.Field(mime), Filename: output.Filename(filename), Format: format,
+		Width: w, Height: h, Note: note, Data: data}, nil
+}
+
+// checkImage decides whether data is an image that may be saved: HEIC by
+// its signature (Go cannot decode it), else a full decode of PNG, JPEG or
+// GIF within MaxAttachmentPixels.
+func checkImage(id string, data []byte) (format string, width, height int, note string, err error) {
+	if len(data) >= 12 && string(data[4:8]) == "ftyp" && heifBrands[string(data[8:12])] {
+		return "heic", 0, 0, "HEIC recognised by its file signature: Go cannot decode HEIC, so the picture itself was not checked", nil
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return "", 0, 0, "", userErr("attachment %s is not a PNG, JPEG, GIF or HEIC image, so it was not saved", output.Field(id))
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxAttachmentPixels {
+		return "", 0, 0, "", userErr("attachment %s is %d×%d pixels; images above %d pixels are not saved", output.Field(id), cfg.Width, cfg.Height, MaxAttachmentPixels)
+	}
+	if _, _, err := image.Decode(bytes.NewReader(data)); err != nil {
+		return "", 0, 0, "", userErr("attachment %s does not decode as a %s image, so it was not saved", output.Field(id), format)
+	}
+	return format, cfg.Width, cfg.Height, "", nil
 }
 
 // AttachmentResolver finds an attachment's file in a source database by
@@ -206,8 +294,8 @@ func checkDestination(dest string, allowed []string) (dir, path string, err erro
 	return rdir, path, nil
 }
 
-// readAttachment reads the attachment file (bounded).
-func readAttachment(path string) ([]byte, error) {
+// readAttachment reads the attachment file, at most limit bytes.
+func readAttachment(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, notFound("the attachment's file cannot be read on this machine (it may not have been downloaded from iCloud)")
@@ -217,15 +305,15 @@ func readAttachment(path string) ([]byte, error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, notFound("the attachment's file cannot be read on this machine")
 	}
-	if fi.Size() > MaxAttachmentBytes {
-		return nil, userErr("the attachment has %d bytes; files above %d bytes are not saved", fi.Size(), MaxAttachmentBytes)
+	if fi.Size() > limit {
+		return nil, userErr("the attachment has %d bytes; files above %d bytes are not saved", fi.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxAttachmentBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read attachment: %w", err)
 	}
-	if len(data) > MaxAttachmentBytes {
-		return nil, userErr("the attachment is larger than %d bytes; it was not saved", MaxAttachmentBytes)
+	if int64(len(data)) > limit {
+		return nil, userErr("the attachment is larger than %d bytes; it was not saved", limit)
 	}
 	return data, nil
 }
