@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/config"
@@ -90,7 +91,8 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv, watch: *watch, index: helperIndexPath(*indexFlag, dir, m.Getenv)}
+	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv, watch: *watch, index: helperIndexPath(*indexFlag, dir, m.Getenv),
+		readyWait: helperReadyWait}
 	w, err := bridge.NewWorker(bridge.Options{
 		Dir:           dir,
 		Role:          m.Getenv(bridge.RoleEnv),
@@ -111,8 +113,17 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 	}
 	st, err := w.Drain(ctx)
 	logger.Debug("tidings helper drained", "answered", st.Answered, "errors", st.Errors, "reaped", st.Reaped)
-	return err
+	if err != nil {
+		return err
+	}
+	// A first sync that outlasted the requests: stay until it is done.
+	return h.finishBuild(ctx, w)
 }
+
+// helperReadyWait is how long a data request waits for the index's
+// running sync before it is answered "being built, retry shortly" (tests
+// shorten it).
+var helperReadyWait = defaultReadyWait
 
 // codeRoot is the folder holding the helper binary (status' code_root).
 func codeRoot() string {
@@ -135,6 +146,11 @@ type helperData struct {
 	getenv func(string) string
 	watch  bool   // --watch: keep the index synced in the background
 	index  string // the helper's index file
+	// readyWait bounds a data request's wait for a running sync.
+	readyWait time.Duration
+
+	buildMu sync.Mutex
+	build   *indexBuild // the index's background sync, once opened
 
 	storeMu sync.Mutex
 	store   *policy.Store // the bridge folder's read policy, once loaded
@@ -275,32 +291,44 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 			h.logger.Warn("contacts", "err", err)
 		}
 	}
-	// Sync before the first answer (an honest answer needs the data), then
-	// keep syncing in the background with --watch.
-	if len(srcs) > 0 {
-		if _, err := ix.Sync(ctx, index.SyncOptions{Embed: true}, srcs...); err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("sync the index: %w", err)
+	// Sync in the background: a data request waits for it at most
+	// readyWait and is otherwise told how far it got (helper_build.go).
+	// With --watch the index's watcher takes over once it has synced.
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var watchers sync.WaitGroup
+	var watchOnce sync.Once
+	syncAll := syncIndex(ix, srcs)
+	build := newIndexBuild(bctx, h.logger, func(ctx context.Context, p *buildProgress) error {
+		if len(srcs) == 0 {
+			return nil
 		}
-	}
-	if h.watch && len(srcs) > 0 {
-		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := ix.Watch(wctx, index.WatchOptions{Sources: srcs, Paths: watchPaths}); err != nil && wctx.Err() == nil {
-				h.logger.Error("index sync stopped", "err", err)
-			}
-		}()
-		closers = append(closers, func() { cancel(); <-done })
-	}
-	return &bridge.ServiceData{S: svc, Now: cfg.Now}, closeAll, nil
+		if err := syncAll(ctx, p); err != nil {
+			return err
+		}
+		if h.watch {
+			watchOnce.Do(func() {
+				watchers.Add(1)
+				go func() {
+					defer watchers.Done()
+					if err := ix.Watch(ctx, index.WatchOptions{Sources: srcs, Paths: watchPaths}); err != nil && ctx.Err() == nil {
+						h.logger.Error("index sync stopped", "err", err)
+					}
+				}()
+			})
+		}
+		return nil
+	})
+	closers = append(closers, func() { cancel(); build.close(); watchers.Wait() })
+	h.buildMu.Lock()
+	h.build = build
+	h.buildMu.Unlock()
+	return &hostIndexData{ServiceData: &bridge.ServiceData{S: svc, Now: cfg.Now}, build: build, wait: h.readyWait}, closeAll, nil
 }
 
 // helperExtensions returns the protocol 1.3 actions: every MCP message
-// tool, served from the helper's query layer.
+// tool, served from the helper's query layer once its index has synced.
 func helperExtensions(h *helperData) []bridge.Extension {
-	return bridge.ServiceExtensions(bridge.ServiceOf)
+	return bridge.ServiceExtensions(hostService)
 }
 
 func (h *helperData) open(ctx context.Context, role bridge.Role) (bridge.Backend, error) {
