@@ -69,7 +69,7 @@ func (ix *Index) vecLoadLocked(ctx context.Context, q queryer, since int64) erro
 		changed = true
 	}
 	if changed && since >= 0 {
-		v.q8, v.mult = nil, nil // rebuilt lazily by ensureSlab
+		v.dropPool() // rebuilt lazily by ensureSlab
 	}
 	return rows.Err()
 }
@@ -102,12 +102,14 @@ func (ix *Index) vecDropLocked(ids []int64) {
 	}
 }
 
-// ensureSlab loads the int8 vectors into memory when they fit in
-// Options.VectorMemory and are not loaded yet.
+// ensureSlab loads the int8 vectors for re-ranking into memory (each
+// distinct vector once, see vecPool) when they fit in Options.VectorMemory
+// and are not loaded yet. When they turn out not to fit, nothing is kept
+// and re-ranking reads the database.
 func (ix *Index) ensureSlab(ctx context.Context) error {
 	ix.mem.mu.RLock()
 	v := ix.mem.vec
-	need := v != nil && v.dim > 0 && v.q8 == nil && v.count > 0 && int64(v.slots())*int64(v.dim+4) <= ix.opts.VectorMemory
+	need := v != nil && v.dim > 0 && v.pool == nil && !v.overBudget && v.count > 0
 	ix.mem.mu.RUnlock()
 	if !need {
 		return nil
@@ -115,30 +117,39 @@ func (ix *Index) ensureSlab(ctx context.Context) error {
 	ix.mem.mu.Lock()
 	defer ix.mem.mu.Unlock()
 	v = ix.mem.vec
-	if v.q8 != nil {
+	if v.pool != nil || v.overBudget {
 		return nil
 	}
-	q8 := make([]int8, v.slots()*v.dim)
-	mult := make([]float32, v.slots())
+	pool := newVecPool(v.dim)
+	slotOf := make([]uint32, v.slots())
+	budget := ix.opts.VectorMemory - int64(len(slotOf))*4
 	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, q FROM vectors")
 	if err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var b []byte
+	var b sql.RawBytes
+	var id int64
+	for n := 0; rows.Next(); n++ {
 		if err := rows.Scan(&id, &b); err != nil {
 			return fmt.Errorf("load vectors: %w", err)
 		}
-		if v.hasVec(id) && int(id) < len(mult) {
-			mult[id] = loadQ8(b, q8[int(id)*v.dim:int(id+1)*v.dim])
+		if v.hasVec(id) && int(id) < len(slotOf) {
+			slotOf[id] = pool.add(b)
+		}
+		if n&4095 == 0 && pool.bytes() > budget {
+			v.overBudget = true
+			return nil
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
-	v.q8, v.mult = q8, mult
+	if pool.bytes() > budget {
+		v.overBudget = true
+		return nil
+	}
+	v.pool, v.slotOf, v.budget = pool, slotOf, ix.opts.VectorMemory
 	return nil
 }
 
@@ -188,7 +199,7 @@ func (ix *Index) VectorStatus() VectorStatus {
 	}
 	if v := ix.mem.vec; v != nil {
 		st.Vectors = v.count
-		st.InMemory = v.q8 != nil
+		st.InMemory = v.inMemory()
 		st.Ready = v.ready && v.embID != "" && v.embID == st.Embedder
 	}
 	return st

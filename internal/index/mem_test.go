@@ -36,7 +36,7 @@ func TestMemoryManual(t *testing.T) {
 	t.Logf("open index: %.1f MB heap, %v (terms %d, ids %d)", h2-h1, time.Since(t0), len(ix.mem.voc.df), len(ix.mem.times))
 	ix.Search(context.Background(), Query{Text: "dinner plans", Mode: ModeHybrid})
 	h3 := heapMB()
-	t.Logf("after a hybrid search: %.1f MB heap (vectors in memory: %v)", h3-h2, ix.mem.vec.q8 != nil)
+	t.Logf("after a hybrid search: %.1f MB heap (vectors in memory: %v)", h3-h2, ix.mem.vec.inMemory())
 	ix.Close()
 	runtime.KeepAlive(emb)
 }

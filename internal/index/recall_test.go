@@ -30,10 +30,18 @@ func TestBinaryRecallManual(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := ix.mem.vec
+	if !v.inMemory() {
+		t.Fatal("vectors not in memory")
+	}
+	exactScore := func(q []float32, id int64) float32 {
+		s := v.slotOf[id]
+		return v.pool.mult[s] * dotQ8(q, v.pool.vec(s))
+	}
 	vecOf := func(id int64) []float32 {
 		out := make([]float32, v.dim)
-		for i, x := range v.q8[int(id)*v.dim : int(id+1)*v.dim] {
-			out[i] = float32(x) * v.mult[id]
+		s := v.slotOf[id]
+		for i, x := range v.pool.vec(s) {
+			out[i] = float32(x) * v.pool.mult[s]
 		}
 		return out
 	}
@@ -41,7 +49,7 @@ func TestBinaryRecallManual(t *testing.T) {
 	var queries [][]float32
 	for len(queries) < 300 {
 		id := int64(1 + r.IntN(int(ix.mem.maxID)))
-		if v.hasVec(id) && v.mult[id] != 0 {
+		if v.hasVec(id) && v.pool.mult[v.slotOf[id]] != 0 {
 			queries = append(queries, vecOf(id))
 		}
 	}
@@ -52,7 +60,7 @@ func TestBinaryRecallManual(t *testing.T) {
 		top := &topK{k: 10}
 		for id := int64(1); id <= ix.mem.maxID; id++ {
 			if v.hasVec(id) {
-				top.offer(id, v.mult[id]*dotQ8(q, v.q8[int(id)*v.dim:int(id+1)*v.dim]))
+				top.offer(id, exactScore(q, id))
 			}
 		}
 		exact[i] = top.sorted()
@@ -66,7 +74,7 @@ func TestBinaryRecallManual(t *testing.T) {
 			got, _, _ := ix.vectorScan(ctx, q, f, 10, &SignalCoverage{})
 			th := exact[i][len(exact[i])-1].score - 1e-5
 			for _, g := range got {
-				if v.mult[g.id]*dotQ8(q, v.q8[int(g.id)*v.dim:int(g.id+1)*v.dim]) >= th {
+				if exactScore(q, g.id) >= th {
 					hits++
 				}
 			}

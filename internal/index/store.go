@@ -39,9 +39,11 @@ type Options struct {
 	Logger *slog.Logger
 	// ReadOnly opens the index for queries only: no migrations, no sync.
 	ReadOnly bool
-	// VectorMemory bounds the bytes of vectors kept in memory (int8, dim+4
-	// bytes each) for re-ranking semantic candidates (default 96 MiB, about
-	// 700k vectors of the built-in embedder). Beyond it, candidates are
+	// VectorMemory bounds the memory of the int8 vectors kept for
+	// re-ranking semantic candidates (default 96 MiB): each distinct vector
+	// once (dim bytes plus bookkeeping) and 4 bytes per message, outside the
+	// Go heap. That is about 650k distinct vectors of the built-in embedder;
+	// messages with the same words share one. Beyond it, candidates are
 	// re-ranked from the database: less memory, slower queries.
 	VectorMemory int64
 	// Tuning overrides search limits; zero fields take the defaults.

@@ -31,13 +31,19 @@ type vecState struct {
 	// share a common direction, and bits taken around the mean separate
 	// them far better (recall@10 0.93 → 0.99 at 800 candidates, measured).
 	center []float32
-	// q8 holds int8 vectors (id*dim …) and mult their scale divided by
-	// their norm, so dot = mult·Σ q·v; nil when over budget.
-	q8    []int8
-	mult  []float32
-	upto  int64
-	ready bool
-	dirty map[int]bool
+	// pool holds the int8 vectors for re-ranking, each distinct vector
+	// once, and slotOf[id] the slot of id's vector (0: none); both nil
+	// while not loaded or over Options.VectorMemory.
+	pool   *vecPool
+	slotOf []uint32
+	// budget is Options.VectorMemory as of loading the pool; overBudget
+	// is set once the vectors did not fit (re-ranking then reads the
+	// database until the state is reloaded).
+	budget     int64
+	overBudget bool
+	upto       int64
+	ready      bool
+	dirty      map[int]bool
 }
 
 func (v *vecState) hasVec(id int64) bool {
@@ -61,15 +67,27 @@ func (v *vecState) grow(id int64) {
 		copy(has, v.has)
 		v.has = has
 	}
-	if v.q8 != nil && need > len(v.mult) {
-		n := v.slots()
-		q8 := make([]int8, n*v.dim)
-		copy(q8, v.q8)
-		mult := make([]float32, n)
-		copy(mult, v.mult)
-		v.q8, v.mult = q8, mult
+	if v.slotOf != nil && need > len(v.slotOf) {
+		slotOf := make([]uint32, v.slots())
+		copy(slotOf, v.slotOf)
+		v.slotOf = slotOf
 	}
 }
+
+// inMemory reports whether candidates are re-ranked from the pool.
+func (v *vecState) inMemory() bool { return v.pool != nil }
+
+// memBytes is what the in-memory re-ranking vectors take.
+func (v *vecState) memBytes() int64 {
+	if v.pool == nil {
+		return 0
+	}
+	return v.pool.bytes() + int64(cap(v.slotOf))*4
+}
+
+// dropPool forgets the in-memory vectors (re-ranking then reads the
+// database).
+func (v *vecState) dropPool() { v.pool, v.slotOf = nil, nil }
 
 // code writes the sign bits of vec−center into c.
 func (v *vecState) code(vec []float32, c []uint64) {
@@ -124,8 +142,14 @@ func (v *vecState) set(id int64, stored []byte) {
 		v.count++
 	}
 	v.has[id>>6] |= 1 << (uint(id) & 63)
-	if v.q8 != nil {
-		v.mult[id] = loadQ8(stored, v.q8[int(id)*v.dim:int(id+1)*v.dim])
+	if v.pool != nil {
+		old := v.slotOf[id]
+		v.slotOf[id] = v.pool.add(stored)
+		v.pool.release(old)
+		if v.memBytes() > v.budget {
+			v.dropPool()
+			v.overBudget = true
+		}
 	}
 	v.dirty[int(id/chunkSize)] = true
 }
@@ -137,29 +161,11 @@ func (v *vecState) drop(id int64) {
 	v.count--
 	v.has[id>>6] &^= 1 << (uint(id) & 63)
 	clear(v.codes[int(id)*v.words : int(id+1)*v.words])
-	if v.q8 != nil {
-		clear(v.q8[int(id)*v.dim : int(id+1)*v.dim])
-		v.mult[id] = 0
+	if v.pool != nil {
+		v.pool.release(v.slotOf[id])
+		v.slotOf[id] = 0
 	}
 	v.dirty[int(id/chunkSize)] = true
-}
-
-// loadQ8 copies a stored vector's int8 values into dst and returns the
-// factor that turns Σ q·dst into the cosine with a unit query.
-func loadQ8(stored []byte, dst []int8) float32 {
-	if len(stored) != 4+len(dst) {
-		return 0
-	}
-	var n int64
-	for i := range dst {
-		x := int8(stored[4+i])
-		dst[i] = x
-		n += int64(x) * int64(x)
-	}
-	if n == 0 {
-		return 0
-	}
-	return float32(1 / math.Sqrt(float64(n)))
 }
 
 // dotQ8 is an 8-way unrolled dot product of a float32 query with an int8
@@ -212,6 +218,13 @@ func (v *vecState) decodeChunk(c int, b []byte) error {
 	o := chunkSize / 8
 	for i := range chunkSize * v.words {
 		v.codes[c*chunkSize*v.words+i] = binary.LittleEndian.Uint64(b[o+i*8:])
+	}
+	// An id without a vector has an all-zero code (hammingDense relies on
+	// it); drop and grow keep it so, and a stored chunk is held to it too.
+	for i := 0; i < chunkSize; i++ {
+		if id := int64(c*chunkSize + i); !v.hasVec(id) {
+			clear(v.codes[int(id)*v.words : int(id+1)*v.words])
+		}
 	}
 	return nil
 }
