@@ -272,3 +272,14 @@ func TestEncodeRequest(t *testing.T) {
 		t.Errorf("1.3 request = %s → %+v %v", b, r, err)
 	}
 }
+
+// TestWatchCancelledIsCleanEnd: Watch returns nil when its context ends,
+// also when that happens during its first pass (here: before it starts).
+func TestWatchCancelledIsCleanEnd(t *testing.T) {
+	h := newHarness(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.w.Watch(ctx); err != nil {
+		t.Errorf("Watch on a cancelled context: %v, want nil", err)
+	}
+}

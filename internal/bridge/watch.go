@@ -64,6 +64,9 @@ func (w *Worker) Watch(ctx context.Context) error {
 		return nil
 	}
 	if err := drain(); err != nil {
+		if ctx.Err() != nil {
+			return nil // cancelled during the first pass: a normal end
+		}
 		return err
 	}
 	for {
