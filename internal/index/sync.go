@@ -267,6 +267,9 @@ type batchWriter struct {
 
 	queue    chan batch
 	flushErr chan error
+	// spare returns committed batches' op slices for reuse (a bulk load
+	// would otherwise allocate a few MB per batch).
+	spare chan []op
 	failed   error
 
 	// flusher state
@@ -307,12 +310,14 @@ func (w *batchWriter) start() error {
 	w.ix.mem.mu.RUnlock()
 	w.queue = make(chan batch, 1)
 	w.flushErr = make(chan error, 1)
+	w.spare = make(chan []op, 2)
 	go func() {
 		var err error
 		for b := range w.queue {
 			if err == nil {
 				err = w.ix.commitBatch(w.ctx, w, b)
 			}
+			w.recycle(b.ops)
 		}
 		w.flushErr <- err
 	}()
@@ -327,7 +332,12 @@ func (w *batchWriter) handoff() error {
 	b := w.cur
 	b.watermark = w.watermark
 	b.hasWM = true
-	w.cur = batch{ops: make([]op, 0, w.batchSize)}
+	select {
+	case ops := <-w.spare:
+		w.cur = batch{ops: ops}
+	default:
+		w.cur = batch{ops: make([]op, 0, w.batchSize)}
+	}
 	clear(w.pending)
 	select {
 	case w.queue <- b:
@@ -448,6 +458,15 @@ func (w *batchWriter) Conversations(convs []model.Conversation) error {
 	return nil
 }
 
+// recycle clears a committed batch's ops and offers the slice for reuse.
+func (w *batchWriter) recycle(ops []op) {
+	clear(ops)
+	select {
+	case w.spare <- ops[:0]:
+	default:
+	}
+}
+
 // drain waits until the flusher has committed every queued batch.
 func (w *batchWriter) drain() error {
 	// A fresh flusher round-trip: close and restart the queue.
@@ -464,6 +483,7 @@ func (w *batchWriter) drain() error {
 			if err == nil {
 				err = w.ix.commitBatch(w.ctx, w, b)
 			}
+			w.recycle(b.ops)
 		}
 		w.flushErr <- err
 	}()
@@ -595,11 +615,27 @@ func indexText(text, extra string) string {
 func distinctTerms(text, extra string) ([]string, int) {
 	n := 0
 	var out []string
-	seen := map[string]struct{}{}
-	var buf []byte
+	var seen map[string]struct{} // once out is long; short lists are scanned
+	var arr [64]byte
+	buf := arr[:0]
 	for _, s := range [2]string{text, extra} {
 		buf = tokenize(s, buf, func(t []byte, _, _ int) {
 			n++
+			if seen == nil {
+				for _, o := range out {
+					if o == string(t) {
+						return
+					}
+				}
+				out = append(out, string(t))
+				if len(out) == 32 {
+					seen = make(map[string]struct{}, 64)
+					for _, o := range out {
+						seen[o] = struct{}{}
+					}
+				}
+				return
+			}
 			if _, ok := seen[string(t)]; !ok {
 				k := string(t)
 				seen[k] = struct{}{}
