@@ -269,8 +269,8 @@ type batchWriter struct {
 	flushErr chan error
 	// spare returns committed batches' op slices for reuse (a bulk load
 	// would otherwise allocate a few MB per batch).
-	spare chan []op
-	failed   error
+	spare  chan []op
+	failed error
 
 	// flusher state
 	bulkIDs *keyTable
