@@ -14,14 +14,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 )
 
 var fixtureNow = time.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)
 
 // appleNs converts t to nanoseconds since 2001, the modern chat.db unit.
 func appleNs(t time.Time) int64 { return t.UnixNano() - appleEpochNs }
-
-var reservedTable = regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`)
 
 // fixtureChat is one chat of the list_chats fixture.
 type fixtureChat struct {
@@ -40,7 +40,7 @@ func sentinel(chat, i int) string { return fmt.Sprintf("SENTINEL-BODY-%d-%d", ch
 // attributedBody, so a test can prove no body reaches an answer.
 func buildChatDB(t *testing.T, schema string, chats []fixtureChat) string {
 	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join("testdata", "schemas", schema))
+	ddl, err := schemaDDL(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func buildChatDB(t *testing.T, schema string, chats []fixtureChat) string {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(reservedTable.ReplaceAllString(string(ddl), "")); err != nil {
+	if _, err := db.Exec(ddl); err != nil {
 		t.Fatal(err)
 	}
 	cols := map[string]bool{}
@@ -298,4 +298,16 @@ func TestListChatsNeverSelectsBodies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// schemaDDL returns the executable DDL of a fixture schema: a real Messages
+// dump from internal/imessage/schemas ("macos15.sql", "iOS6.1.6.sql"), or
+// the hand-written testdata/nobodies.sql, whose message table has no body
+// columns at all, so any query touching text or attributedBody fails.
+func schemaDDL(name string) (string, error) {
+	if name == "nobodies.sql" {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		return string(b), err
+	}
+	return schemas.DDL(strings.TrimSuffix(name, ".sql"))
 }

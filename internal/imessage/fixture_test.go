@@ -4,18 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"modernc.org/sqlite"
 )
 
-// schemaFiles are the real schema dumps under testdata/schemas, oldest first.
+// schemaFiles are the real schema dumps of internal/imessage/schemas, oldest first.
 var schemaFiles = []string{"iOS6.1.6", "iOS9.2.1", "iOS10.2", "iOS11.2", "macos15"}
 
 // Apple's triggers call functions that Messages.app registers on its own
@@ -28,14 +27,12 @@ func init() {
 	sqlite.MustRegisterScalarFunction("before_delete_attachment_path", 2, noop)
 }
 
-var reservedTable = regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`)
-
 // createFromSchema creates a database at path from a schema dump, exactly as
 // dumped (indexes and triggers included) except for sqlite_* tables, which
 // SQLite creates itself.
 func createFromSchema(t testing.TB, path, schemaFile string) *sql.DB {
 	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join("testdata", "schemas", schemaFile+".sql"))
+	ddl, err := schemas.DDL(schemaFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +43,7 @@ func createFromSchema(t testing.TB, path, schemaFile string) *sql.DB {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(reservedTable.ReplaceAllString(string(ddl), "")); err != nil {
+	if _, err := db.Exec(ddl); err != nil {
 		db.Close()
 		t.Fatalf("create %s: %v", schemaFile, err)
 	}

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/policy"
 )
 
@@ -187,8 +187,6 @@ func readAudit(t *testing.T, home string) []byte {
 
 // ---- chat.db fixture ----
 
-var reservedTable = regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`)
-
 // chatDB is a fixture chat.db built from the real macOS 15 schema.
 type chatDB struct {
 	t    testing.TB
@@ -199,7 +197,7 @@ type chatDB struct {
 
 func newChatDB(t testing.TB) *chatDB {
 	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join("testdata", "chatdb_macos15.sql"))
+	ddl, err := schemas.DDL("macos15")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +207,7 @@ func newChatDB(t testing.TB) *chatDB {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(reservedTable.ReplaceAllString(string(ddl), "")); err != nil {
+	if _, err := db.Exec(ddl); err != nil {
 		t.Fatalf("create chat.db: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })

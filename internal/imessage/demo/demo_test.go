@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -103,7 +104,7 @@ func TestSchemaIsMacOS15(t *testing.T) {
 	dir := dataset(t, 3000, 1)
 	got := schemaObjects(t, filepath.Join(dir, "chat.db"))
 	ref := filepath.Join(t.TempDir(), "ref.db")
-	ddl, err := os.ReadFile(filepath.Join("..", "testdata", "schemas", "macos15.sql"))
+	ddl, err := schemas.DDL("macos15")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 -- The macOS 15 (Sequoia) chat.db schema, tables and indexes exactly as
 -- dumped from a real ~/Library/Messages/chat.db (_ClientVersion 18020) by
 -- johnlarkin1/imessage-data-foundry (MIT); the same dump is
--- internal/imessage/testdata/schemas/macos15.sql. Triggers are omitted: they
+-- internal/imessage/schemas/macos15.sql. Triggers are omitted: they
 -- call functions only Messages.app registers, and the demo never deletes.
 -- The generator creates everything before inserting rows, as Messages does.
 
