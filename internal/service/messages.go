@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,6 +113,13 @@ type MessagesParams struct {
 	// previous page) overrides it.
 	Before time.Time
 	Cursor string
+	// WindowDays, when above 0, is a read window: only messages of the
+	// last WindowDays days are returned (a host bridge sets the protocol's
+	// ReadWindowDays; in-process callers leave it 0, no window). A cursor
+	// or Before older than the window, or a page the window leaves empty
+	// while older messages exist, is an error saying so — never an empty
+	// page — and More stays true when older messages exist outside it.
+	WindowDays float64
 }
 
 // MessagePage is get_conversation_messages' result: the newest Limit
@@ -145,6 +154,9 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	if ref == "" {
 		ref = prm.Chat
 	}
+	if prm.WindowDays < 0 {
+		return MessagePage{}, userErr("the read window must be a positive number of days")
+	}
 	t, err := s.resolveChat(ctx, p, ref)
 	if err != nil {
 		return MessagePage{}, err
@@ -162,6 +174,13 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	} else if !prm.Before.IsZero() {
 		cur.T = prm.Before.UnixMilli() - 1 // strictly before: everything at or before T-1 ms
 	}
+	var floor time.Time // the read window's start; zero = none
+	if prm.WindowDays > 0 {
+		floor = s.now().Add(-time.Duration(prm.WindowDays * float64(24*time.Hour)))
+		if cur.T != 0 && cur.T < floor.UnixMilli() {
+			return MessagePage{}, s.outsideWindow(prm.WindowDays, floor)
+		}
+	}
 	book, err := s.contactBook(ctx)
 	if err != nil {
 		return MessagePage{}, err
@@ -173,9 +192,19 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	for _, c := range t.convs {
 		page.Conversations = append(page.Conversations, s.ref(c, book))
 	}
-	msgs, more, err := s.merged(ctx, t.convs, cur, limit)
+	msgs, more, err := s.merged(ctx, t.convs, cur, limit, floor)
 	if err != nil {
 		return MessagePage{}, err
+	}
+	if !floor.IsZero() && !more {
+		older, err := s.olderThan(ctx, t.convs, floor)
+		if err != nil {
+			return MessagePage{}, err
+		}
+		if older && len(msgs) == 0 {
+			return MessagePage{}, s.outsideWindow(prm.WindowDays, floor)
+		}
+		more = older
 	}
 	for _, m := range msgs {
 		page.Messages = append(page.Messages, s.message(m, book))
@@ -187,6 +216,36 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 		page.NextBeforeTimestamp = msgs[0].Time.In(s.loc).Format("2006-01-02T15:04:05.000Z07:00")
 	}
 	return page, nil
+}
+
+// ErrOutsideWindow is wrapped by the error of a message read that reaches
+// past its read window (MessagesParams.WindowDays).
+var ErrOutsideWindow = errors.New("outside the read window")
+
+func (s *Service) outsideWindow(days float64, floor time.Time) *Error {
+	return &Error{err: ErrOutsideWindow, Msg: fmt.Sprintf(
+		"older messages exist, but messages before %s are outside the read window of the last %s days, which this server does not read past (the bridge protocol's limit); say so to the user rather than guess",
+		floor.In(s.loc).Format("2006-01-02 15:04"), strconv.FormatFloat(days, 'f', -1, 64))}
+}
+
+// olderThan reports whether any of convs has a message (not a reaction)
+// before floor.
+func (s *Service) olderThan(ctx context.Context, convs []index.Conversation, floor time.Time) (bool, error) {
+	for _, c := range convs {
+		h, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Before: floor, Limit: 50})
+		if err != nil {
+			return false, indexErr("read messages", err)
+		}
+		for _, m := range h.Messages {
+			if m.Kind != model.MsgReaction {
+				return true, nil
+			}
+		}
+		if h.More {
+			return true, nil // fifty reactions in a row: older rows exist either way
+		}
+	}
+	return false, nil
 }
 
 // pageCursor continues a message page: everything at or before T (unix
@@ -239,8 +298,9 @@ func PageCursor(msgs []Message, prev string) string {
 const maxSkip = 250
 
 // merged reads the newest limit messages at or before the cursor across
-// convs, oldest first, and whether older ones exist.
-func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int) ([]index.Message, bool, error) {
+// convs, oldest first, and whether older ones exist; with a floor, only
+// messages at or after it (and More says whether more exist above it).
+func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time) ([]index.Message, bool, error) {
 	var all []index.Message
 	more := false
 	seen := map[string]bool{}
@@ -259,7 +319,7 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 	}
 	for _, c := range convs {
 		if cur.T == 0 {
-			h, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Limit: limit + 1})
+			h, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Since: floor, Limit: limit + 1})
 			if err != nil {
 				return nil, false, indexErr("read messages", err)
 			}
@@ -276,7 +336,7 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 			return nil, false, indexErr("read messages", err)
 		}
 		add(at.Messages, func(m index.Message) bool { return m.Time.UnixMilli() == cur.T })
-		older, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Before: t, Limit: limit + 1})
+		older, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Before: t, Since: floor, Limit: limit + 1})
 		if err != nil {
 			return nil, false, indexErr("read messages", err)
 		}
