@@ -440,6 +440,25 @@ func (r *Reader) skipAttrs() (selfClose bool, err error) {
 	}
 }
 
+// skipElement consumes an unwanted element whose name was read: the rest
+// of its start tag and, unless it is self-closing, its content.
+func (r *Reader) skipElement() error {
+	sc, err := r.skipAttrs()
+	if err != nil {
+		return err
+	}
+	return r.endElement(sc)
+}
+
+// endElement consumes the content of an element whose start tag was just
+// read, unless the tag was self-closing.
+func (r *Reader) endElement(selfClose bool) error {
+	if selfClose {
+		return nil
+	}
+	return r.skipSubtree()
+}
+
 // --- markup that is not an element ------------------------------------------
 
 // skipBang consumes a construct starting with "<!" (the '<' is consumed,
@@ -723,10 +742,7 @@ func (r *Reader) next() (Record, error) {
 			rec, err = r.parseMMS(off)
 		default:
 			r.stats.Ignored["element"]++
-			var sc bool
-			if sc, err = r.skipAttrs(); err == nil && !sc {
-				err = r.skipSubtree()
-			}
+			err = r.skipElement()
 		}
 		if err != nil {
 			var se *syntaxError
@@ -813,27 +829,16 @@ func (r *Reader) root(name string) error {
 				r.header.Count = int(v)
 			}
 		case "backup_set":
-			v, _, err := r.str(q, maxShort)
-			if err != nil {
-				return err
-			}
-			r.header.BackupSet = v
+			r.header.BackupSet, err = r.short(q)
 		case "backup_date":
-			if v, st, err := r.intVal(q); err != nil {
-				return err
-			} else if st == numOK {
-				r.header.BackupDate, _ = epoch(v)
-			}
+			err = r.optDate(q, &r.header.BackupDate)
 		case "type":
-			v, _, err := r.str(q, maxShort)
-			if err != nil {
-				return err
-			}
-			r.header.Type = v
+			r.header.Type, err = r.short(q)
 		default:
-			if err := r.skipPast(q); err != nil {
-				return err
-			}
+			err = r.skipPast(q)
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -905,108 +910,60 @@ func (r *Reader) parseSMS(off int64) (*SMS, error) {
 	r.recText = 0
 	var date int64
 	dateSt := numAbsent
-	typ := numAbsent
+	typeOK := false
 	for {
 		name, q, end, sc, err := r.nextAttr()
 		if err != nil {
 			return nil, err
 		}
 		if end {
-			if !sc {
-				// <sms …>…</sms>: tolerate (and ignore) content.
-				if err := r.skipSubtree(); err != nil {
-					return nil, err
-				}
+			// <sms …>…</sms>: tolerate (and ignore) content.
+			if err := r.endElement(sc); err != nil {
+				return nil, err
 			}
 			break
 		}
 		switch string(name) {
 		case "address":
-			v, trunc, err := r.str(q, maxShort)
-			if err != nil {
-				return nil, err
-			}
-			if trunc {
-				return nil, errLongAddress
-			}
-			s.Address = v
+			s.Address, err = r.address(q)
 		case "date":
-			if date, dateSt, err = r.intVal(q); err != nil {
-				return nil, err
-			}
+			date, dateSt, err = r.intVal(q)
 		case "date_sent":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			if st == numOK {
-				s.DateSent, _ = epoch(v)
-			}
+			err = r.optDate(q, &s.DateSent)
 		case "type":
-			var v int64
-			if v, typ, err = r.intVal(q); err != nil {
-				return nil, err
-			}
-			s.Type = int(v)
+			s.Type, typeOK, err = r.number(q)
 		case "body":
 			if r.opts.MetaOnly {
 				err = r.skipPast(q)
 			} else {
 				s.Body, err = r.text(q)
 			}
-			if err != nil {
-				return nil, err
-			}
 		case "subject":
-			if s.Subject, err = r.text(q); err != nil {
-				return nil, err
-			}
+			s.Subject, err = r.text(q)
 		case "read":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			s.Read = st == numOK && v != 0
+			s.Read, err = r.flag(q)
 		case "status":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			s.Status, s.HasStatus = int(v), st == numOK
+			s.Status, s.HasStatus, err = r.number(q)
 		case "locked":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			s.Locked = st == numOK && v != 0
+			s.Locked, err = r.flag(q)
 		case "sub_id":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			s.SubID, s.HasSubID = int(v), st == numOK
+			s.SubID, s.HasSubID, err = r.number(q)
 		case "contact_name":
-			if s.ContactName, _, err = r.str(q, maxShort); err != nil {
-				return nil, err
-			}
+			s.ContactName, err = r.short(q)
 		case "service_center":
-			if s.ServiceCenter, _, err = r.str(q, maxShort); err != nil {
-				return nil, err
-			}
+			s.ServiceCenter, err = r.short(q)
 		default:
-			if err := r.skipPast(q); err != nil {
-				return nil, err
-			}
+			err = r.skipPast(q)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	var ok bool
-	if dateSt != numOK {
-		return nil, &syntaxError{reason: ReasonBadDate, msg: "sms without a valid date"}
+	var err error
+	if s.Date, err = recordDate("sms", date, dateSt); err != nil {
+		return nil, err
 	}
-	if s.Date, ok = epoch(date); !ok {
-		return nil, &syntaxError{reason: ReasonBadDate, msg: "sms date out of range"}
-	}
-	if typ != numOK || s.Type < TypeInbox || s.Type > TypeQueued {
+	if !typeOK || s.Type < TypeInbox || s.Type > TypeQueued {
 		return nil, &syntaxError{reason: ReasonBadType, msg: "sms with an unknown type"}
 	}
 	if strings.TrimSpace(s.Address) == "" {
@@ -1020,7 +977,7 @@ func (r *Reader) parseMMS(off int64) (*MMS, error) {
 	r.recText = 0
 	var date int64
 	dateSt := numAbsent
-	box := numAbsent
+	boxOK := false
 	selfClose := false
 	for {
 		name, q, end, sc, err := r.nextAttr()
@@ -1036,54 +993,23 @@ func (r *Reader) parseMMS(off int64) (*MMS, error) {
 		}
 		switch string(name) {
 		case "date":
-			if date, dateSt, err = r.intVal(q); err != nil {
-				return nil, err
-			}
+			date, dateSt, err = r.intVal(q)
 		case "date_sent":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			if st == numOK {
-				m.DateSent, _ = epoch(v)
-			}
+			err = r.optDate(q, &m.DateSent)
 		case "msg_box":
-			var v int64
-			if v, box, err = r.intVal(q); err != nil {
-				return nil, err
-			}
-			m.MsgBox = int(v)
+			m.MsgBox, boxOK, err = r.number(q)
 		case "address":
-			v, trunc, err := r.str(q, maxShort)
-			if err != nil {
-				return nil, err
-			}
-			if trunc {
-				return nil, errLongAddress
-			}
-			m.Address = v
+			m.Address, err = r.address(q)
 		case "contact_name":
-			if m.ContactName, _, err = r.str(q, maxShort); err != nil {
-				return nil, err
-			}
+			m.ContactName, err = r.short(q)
 		case "sub":
-			if m.Subject, err = r.text(q); err != nil {
-				return nil, err
-			}
+			m.Subject, err = r.text(q)
 		case "read":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			m.Read = st == numOK && v != 0
+			m.Read, err = r.flag(q)
 		case "m_type":
-			v, _, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			m.MType = int(v)
+			m.MType, _, err = r.number(q)
 		case "ct_t":
-			v, _, err := r.str(q, maxShort)
+			v, err := r.short(q)
 			if err != nil {
 				return nil, err
 			}
@@ -1092,26 +1018,21 @@ func (r *Reader) parseMMS(off int64) (*MMS, error) {
 				m.RCS = true
 			}
 		case "tr_id":
-			if m.TrID, _, err = r.str(q, maxShort); err != nil {
+			if m.TrID, err = r.short(q); err != nil {
 				return nil, err
 			}
 			if strings.HasPrefix(m.TrID, "proto:") {
 				m.RCS = true
 			}
 		case "m_id":
-			if m.MID, _, err = r.str(q, maxShort); err != nil {
-				return nil, err
-			}
+			m.MID, err = r.short(q)
 		case "sub_id":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return nil, err
-			}
-			m.SubID, m.HasSubID = int(v), st == numOK
+			m.SubID, m.HasSubID, err = r.number(q)
 		default:
-			if err := r.skipPast(q); err != nil {
-				return nil, err
-			}
+			err = r.skipPast(q)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if !selfClose {
@@ -1119,14 +1040,11 @@ func (r *Reader) parseMMS(off int64) (*MMS, error) {
 			return nil, err
 		}
 	}
-	var ok bool
-	if dateSt != numOK {
-		return nil, &syntaxError{reason: ReasonBadDate, msg: "mms without a valid date"}
+	var err error
+	if m.Date, err = recordDate("mms", date, dateSt); err != nil {
+		return nil, err
 	}
-	if m.Date, ok = epoch(date); !ok {
-		return nil, &syntaxError{reason: ReasonBadDate, msg: "mms date out of range"}
-	}
-	if box != numOK || m.MsgBox < TypeInbox || m.MsgBox > TypeFailed {
+	if !boxOK || m.MsgBox < TypeInbox || m.MsgBox > TypeFailed {
 		// Fall back on the PDU type: 128 send-req is ours, 132 retrieve-conf
 		// was received.
 		switch m.MType {
@@ -1215,118 +1133,88 @@ func (r *Reader) mmsChildren(m *MMS) error {
 			}
 		case "part":
 			if r.opts.MetaOnly {
-				sc, err := r.skipAttrs()
-				if err == nil && !sc {
-					err = r.skipSubtree()
-				}
-				if err != nil {
+				if err := r.skipElement(); err != nil {
 					return err
 				}
 				continue
 			}
-			p, sc, err := r.parsePart()
+			p, err := r.parsePart()
 			if err != nil {
 				return err
 			}
-			if !sc {
-				if err := r.skipSubtree(); err != nil {
-					return err
-				}
-			}
-			if len(m.Parts) < r.opts.MaxParts {
-				m.Parts = append(m.Parts, p)
-			} else {
-				m.DroppedParts++
-				r.stats.Truncated++
-			}
+			m.Parts = keepChild(r, m.Parts, p, &m.DroppedParts)
 		case "addr":
-			a, sc, err := r.parseAddr()
+			a, err := r.parseAddr()
 			if err != nil {
 				return err
 			}
-			if !sc {
-				if err := r.skipSubtree(); err != nil {
-					return err
-				}
-			}
-			if len(m.Addrs) < r.opts.MaxParts {
-				m.Addrs = append(m.Addrs, a)
-			} else {
-				m.DroppedAddrs++
-				r.stats.Truncated++
-			}
+			m.Addrs = keepChild(r, m.Addrs, a, &m.DroppedAddrs)
 		case "sms", "mms":
 			// A new record before </mms>: this one is unfinished.
 			r.pending, r.pendingOff = string(n), off
 			return &syntaxError{reason: ReasonUnclosed, msg: "mms without </mms>"} // resumes at the pending tag
 		default:
 			r.stats.Ignored["element"]++
-			sc, err := r.skipAttrs()
-			if err == nil && !sc {
-				err = r.skipSubtree()
-			}
-			if err != nil {
+			if err := r.skipElement(); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-func (r *Reader) parsePart() (Part, bool, error) {
+// keepChild appends an MMS child (part or address) unless MaxParts are kept
+// already; a dropped child is counted in *dropped and Stats.Truncated.
+func keepChild[T any](r *Reader, kept []T, child T, dropped *int) []T {
+	if len(kept) < r.opts.MaxParts {
+		return append(kept, child)
+	}
+	*dropped++
+	r.stats.Truncated++
+	return kept
+}
+
+// parsePart reads a <part> element through its end.
+func (r *Reader) parsePart() (Part, error) {
 	p := Part{Seq: -2}
 	var textRaw string
 	var textTrunc, haveText bool
 	for {
 		name, q, end, sc, err := r.nextAttr()
 		if err != nil {
-			return p, false, err
+			return p, err
 		}
 		if end {
 			if haveText && p.IsText() {
 				p.Text, p.TextTruncated = textRaw, p.TextTruncated || textTrunc
 			}
-			return p, sc, nil
+			return p, r.endElement(sc)
 		}
 		switch string(name) {
 		case "seq":
-			v, st, err := r.intVal(q)
-			if err != nil {
-				return p, false, err
-			}
-			if st == numOK {
-				p.Seq = int(v)
+			if n, ok, err := r.number(q); err != nil {
+				return p, err
+			} else if ok {
+				p.Seq = n
 			}
 		case "ct":
-			v, _, err := r.str(q, maxShort)
+			v, err := r.short(q)
 			if err != nil {
-				return p, false, err
+				return p, err
 			}
 			p.ContentType = strings.ToLower(strings.TrimSpace(v))
 			if i := strings.IndexByte(p.ContentType, ';'); i >= 0 {
 				p.ContentType = strings.TrimSpace(p.ContentType[:i])
 			}
 		case "chset":
-			v, _, err := r.intVal(q)
-			if err != nil {
-				return p, false, err
-			}
-			p.Charset = int(v)
+			p.Charset, _, err = r.number(q)
 		case "name":
-			if p.Name, _, err = r.str(q, maxShort); err != nil {
-				return p, false, err
-			}
+			p.Name, err = r.short(q)
 		case "fn":
-			if p.Filename, _, err = r.str(q, maxShort); err != nil {
-				return p, false, err
-			}
+			p.Filename, err = r.short(q)
 		case "cl":
-			if p.ContentLoc, _, err = r.str(q, maxShort); err != nil {
-				return p, false, err
-			}
+			p.ContentLoc, err = r.short(q)
 		case "cid":
-			if p.ContentID, _, err = r.str(q, maxShort); err != nil {
-				return p, false, err
-			}
+			p.ContentID, err = r.short(q)
 		case "text":
 			// Kept whatever ct says (ct may follow); bounded by the record
 			// budget. SMIL layouts are dropped once ct is known.
@@ -1336,15 +1224,12 @@ func (r *Reader) parsePart() (Part, bool, error) {
 				textRaw, textTrunc, err = r.textValue(q)
 				haveText = err == nil && textRaw != "null"
 			}
-			if err != nil {
-				return p, false, err
-			}
 		case "data":
 			if p.IsText() && !haveText {
 				// A text part stored as base64 (some phones): decode it.
 				t, size, trunc, err := r.base64Text(q, p.Charset)
 				if err != nil {
-					return p, false, err
+					return p, err
 				}
 				p.Size, p.HasData = size, size > 0
 				if t != "" {
@@ -1354,53 +1239,41 @@ func (r *Reader) parsePart() (Part, bool, error) {
 			}
 			n, err := r.countBase64(q)
 			if err != nil {
-				return p, false, err
+				return p, err
 			}
 			p.Size, p.HasData = n, n > 0
 		default:
-			if err := r.skipPast(q); err != nil {
-				return p, false, err
-			}
+			err = r.skipPast(q)
+		}
+		if err != nil {
+			return p, err
 		}
 	}
 }
 
-func (r *Reader) parseAddr() (Addr, bool, error) {
+// parseAddr reads an <addr> element through its end.
+func (r *Reader) parseAddr() (Addr, error) {
 	var a Addr
 	for {
 		name, q, end, sc, err := r.nextAttr()
 		if err != nil {
-			return a, false, err
+			return a, err
 		}
 		if end {
-			return a, sc, nil
+			return a, r.endElement(sc)
 		}
 		switch string(name) {
 		case "address":
-			v, trunc, err := r.str(q, maxShort)
-			if err != nil {
-				return a, false, err
-			}
-			if trunc {
-				return a, false, errLongAddress
-			}
-			a.Address = v
+			a.Address, err = r.address(q)
 		case "type":
-			v, _, err := r.intVal(q)
-			if err != nil {
-				return a, false, err
-			}
-			a.Type = int(v)
+			a.Type, _, err = r.number(q)
 		case "charset":
-			v, _, err := r.intVal(q)
-			if err != nil {
-				return a, false, err
-			}
-			a.Charset = int(v)
+			a.Charset, _, err = r.number(q)
 		default:
-			if err := r.skipPast(q); err != nil {
-				return a, false, err
-			}
+			err = r.skipPast(q)
+		}
+		if err != nil {
+			return a, err
 		}
 	}
 }
@@ -1446,6 +1319,59 @@ func (r *Reader) intVal(q byte) (int64, numState, error) {
 		n = -n
 	}
 	return n, numOK, nil
+}
+
+// number reads an integer attribute as an int; ok is false (and n 0) when
+// the value is absent, "null" or not an integer.
+func (r *Reader) number(q byte) (n int, ok bool, err error) {
+	v, st, err := r.intVal(q)
+	return int(v), st == numOK, err
+}
+
+// flag reads a 0/1 attribute: true only for a valid non-zero integer.
+func (r *Reader) flag(q byte) (bool, error) {
+	v, st, err := r.intVal(q)
+	return st == numOK && v != 0, err
+}
+
+// optDate reads an optional date attribute into *t, left alone when the
+// value is absent or not an integer (an out-of-range date becomes zero).
+func (r *Reader) optDate(q byte, t *time.Time) error {
+	v, st, err := r.intVal(q)
+	if err == nil && st == numOK {
+		*t, _ = epoch(v)
+	}
+	return err
+}
+
+// recordDate checks a record's required date attribute (read with intVal);
+// kind ("sms", "mms") names the record in the rejection.
+func recordDate(kind string, v int64, st numState) (time.Time, error) {
+	if st != numOK {
+		return time.Time{}, &syntaxError{reason: ReasonBadDate, msg: kind + " without a valid date"}
+	}
+	t, ok := epoch(v)
+	if !ok {
+		return time.Time{}, &syntaxError{reason: ReasonBadDate, msg: kind + " date out of range"}
+	}
+	return t, nil
+}
+
+// address reads an address attribute; one beyond maxShort bytes rejects
+// the record (errLongAddress) rather than being cut.
+func (r *Reader) address(q byte) (string, error) {
+	v, trunc, err := r.str(q, maxShort)
+	if err == nil && trunc {
+		return "", errLongAddress
+	}
+	return v, err
+}
+
+// short reads a short string value (name, id, content type) of at most
+// maxShort bytes; a longer one is cut and counted in Stats.Truncated.
+func (r *Reader) short(q byte) (string, error) {
+	v, _, err := r.str(q, maxShort)
+	return v, err
 }
 
 // str reads a short string value; "null" becomes "".
