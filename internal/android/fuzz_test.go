@@ -101,6 +101,8 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// collect reads r to the end: the records it returned and its first error
+// other than io.EOF.
 func collect(r *Reader) ([]Record, error) {
 	var out []Record
 	for {

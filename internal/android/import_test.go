@@ -137,23 +137,20 @@ func TestMessageIDs(t *testing.T) {
 		`<sms address="+14155550123" date="1795000000000" type="1" body="hello!"/>`,
 		`<sms address="4155550123" date="1795000000000" type="1" body="hello"/>`,
 	}
+	// id reads a one-record export and returns the record's id.
 	id := func(doc string) string {
 		recs, _, err := readAll(t, wrap(doc), nil)
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("%s: %d records, %v", doc, len(recs), err)
 		}
-		return SMSID(recs[0].(*SMS))
-	}
-	want := id(base)
-	for _, d := range same {
-		if got := id(d); got != want {
-			t.Errorf("%s: id %s, want %s", d, got, want)
+		switch rec := recs[0].(type) {
+		case *SMS:
+			return SMSID(rec)
+		case *MMS:
+			return MMSID(rec)
 		}
-	}
-	for _, d := range different {
-		if got := id(d); got == want {
-			t.Errorf("%s: same id as the base message", d)
-		}
+		t.Fatalf("%s: record of type %T", doc, recs[0])
+		return ""
 	}
 	// Box changes among outgoing types keep the id (queued → sent).
 	if id(`<sms address="+14155550123" date="1795000000000" type="6" body="hello"/>`) != id(`<sms address="+14155550123" date="1795000000000" type="2" body="hello"/>`) {
@@ -171,26 +168,30 @@ func TestMessageIDs(t *testing.T) {
 		`<mms date="1795000000" msg_box="1" address="+16505550199~+12125550111" sub="subject"><parts><part ct="text/plain" text="hi"/><part ct="image/jpeg" name="a.jpg"/></parts></mms>`,
 		`<mms date="1795000000" msg_box="1" address="+16505550199"><parts><part ct="text/plain" text="hi"/><part ct="image/jpeg" name="a.jpg"/></parts></mms>`,
 	}
-	mid := func(doc string) string {
-		recs, _, err := readAll(t, wrap(doc), nil)
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("%s: %d records, %v", doc, len(recs), err)
-		}
-		return MMSID(recs[0].(*MMS))
-	}
-	wantM := mid(mmsBase)
-	for _, d := range mmsSame {
-		if got := mid(d); got != wantM {
-			t.Errorf("%s: id %s, want %s", d, got, wantM)
-		}
-	}
-	for _, d := range mmsDifferent {
-		if got := mid(d); got == wantM {
-			t.Errorf("%s: same id as the base MMS", d)
-		}
-	}
-	if !strings.HasPrefix(want, "android:sms:") || len(want) != len("android:sms:")+24 || !strings.HasPrefix(wantM, "android:mms:") {
-		t.Errorf("id format: %s %s", want, wantM)
+	for _, tc := range []struct {
+		kind, base      string
+		same, different []string
+	}{
+		{"sms", base, same, different},
+		{"mms", mmsBase, mmsSame, mmsDifferent},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			want := id(tc.base)
+			for _, d := range tc.same {
+				if got := id(d); got != want {
+					t.Errorf("%s: id %s, want %s", d, got, want)
+				}
+			}
+			for _, d := range tc.different {
+				if got := id(d); got == want {
+					t.Errorf("%s: same id as the base message", d)
+				}
+			}
+			prefix := "android:" + tc.kind + ":"
+			if !strings.HasPrefix(want, prefix) || len(want) != len(prefix)+24 {
+				t.Errorf("id format: %s, want %s and 24 hex digits", want, prefix)
+			}
+		})
 	}
 }
 

@@ -19,17 +19,8 @@ import (
 func readAll(t *testing.T, doc string, opts *Options) ([]Record, Stats, error) {
 	t.Helper()
 	r := NewReader(strings.NewReader(doc), opts)
-	var recs []Record
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return recs, r.Stats(), nil
-		}
-		if err != nil {
-			return recs, r.Stats(), err
-		}
-		recs = append(recs, rec)
-	}
+	recs, err := collect(r)
+	return recs, r.Stats(), err
 }
 
 func wrap(body string) string {
@@ -490,15 +481,9 @@ func TestHugePayloadsAreNotBuffered(t *testing.T) {
 	var st Stats
 	alloc := allocDuring(func() {
 		r := NewReader(newStream(head, chunk, 4096, `"/></parts></mms></smses>`), nil)
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				if err != io.EOF {
-					t.Fatal(err)
-				}
-				break
-			}
-			recs = append(recs, rec)
+		var err error
+		if recs, err = collect(r); err != nil {
+			t.Fatal(err)
 		}
 		st = r.Stats()
 	})
@@ -547,16 +532,9 @@ func TestDeepNesting(t *testing.T) {
 	alloc := allocDuring(func() {
 		open := newStream(head, "<junk a='1'>", n, "")
 		closeTags := newStream("", "</junk>", n, `<sms address="+1" date="1795000000001" type="1" body="after"/></smses>`)
-		r := NewReader(io.MultiReader(open, closeTags), nil)
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				if err != io.EOF {
-					t.Fatal(err)
-				}
-				break
-			}
-			got = append(got, rec)
+		var err error
+		if got, err = collect(NewReader(io.MultiReader(open, closeTags), nil)); err != nil {
+			t.Fatal(err)
 		}
 	})
 	if len(got) != 2 || got[1].(*SMS).Body != "after" {
