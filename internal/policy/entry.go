@@ -112,16 +112,20 @@ func ParseEntry(text string) (Entry, error) {
 }
 
 // phoneDigits returns the digits of s when s looks like a phone number:
-// only digits and + - ( ) . / and spaces, with at least 3 digits.
+// only digits and phone punctuation (+ - ( ) . / and spaces), with at
+// least 3 digits. Digits of any script count ("４１５", "٤١٥"), and so do
+// the Unicode forms of the punctuation (non-breaking hyphens and spaces,
+// full-width plus and parentheses): the contacts book resolves such a
+// handle to the person it belongs to, so the policy must recognise it as
+// the same number, or a blocked number written that way would be read.
 func phoneDigits(s string) (string, bool) {
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			b.WriteByte(c)
-		case c == '+' || c == '-' || c == '(' || c == ')' || c == '.' || c == '/' || c == ' ' || c == '\t':
-		default:
+	for _, r := range s {
+		if d, ok := digitValue(r); ok {
+			b.WriteByte('0' + d)
+			continue
+		}
+		if !phonePunct(r) {
 			return "", false
 		}
 	}
@@ -129,6 +133,43 @@ func phoneDigits(s string) (string, bool) {
 		return "", false
 	}
 	return b.String(), true
+}
+
+// digitValue returns the value of a decimal digit of any script. Unicode
+// encodes every script's digits as complete runs of ten, zero first, so
+// within one range of the Nd table a digit's value is its offset modulo
+// ten (TestDigitValue checks the table keeps that shape).
+func digitValue(r rune) (byte, bool) {
+	if r >= '0' && r <= '9' {
+		return byte(r - '0'), true
+	}
+	if r <= unicode.MaxASCII || !unicode.IsDigit(r) {
+		return 0, false
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+	}
+	return 0, false
+}
+
+// phonePunct reports whether r may appear between a phone number's digits:
+// + - ( ) . / and white space, in their ASCII and Unicode forms (dashes,
+// minus sign, space separators, full-width variants, the katakana long
+// vowel mark used as a dash).
+func phonePunct(r rune) bool {
+	switch r {
+	case '+', '-', '(', ')', '.', '/', ' ', '\t',
+		'\uff0b', '\uff08', '\uff09', '\uff0e', '\uff0f', '\uff0d', '\u2212', '\u30fc', '\u200b':
+		return true
+	}
+	return unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Zs, r)
 }
 
 func lastDigits(d string) string {
