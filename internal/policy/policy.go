@@ -357,7 +357,7 @@ func (p *Policy) AllowHandle(h string) Decision {
 		return denyNoPolicy
 	}
 	hh := parseHandle(h)
-	if p.block.person(hh) || p.block.contains(hh.lower) || p.block.chats[hh.lower] {
+	if p.block.handle(hh) {
 		return denyBlocked
 	}
 	if p.mode == ModeBlocklist {
@@ -367,6 +367,57 @@ func (p *Policy) AllowHandle(h string) Decision {
 		return allow
 	}
 	return denyNotAllowed
+}
+
+// handle reports whether a blocklist entry matches one handle.
+func (m *matcher) handle(h handle) bool {
+	return m.person(h) || m.contains(h.lower) || m.chats[h.lower]
+}
+
+// WithPeople returns p extended with what the address book knows about
+// who is who. people lists each person's handles (the phones and
+// addresses of one card). When the blocklist matches any handle of a
+// person, every handle of that person is blocked too: blocking someone's
+// number must also hide the thread with their e-mail address, or their
+// words are read through their other handle. The allowlist is never
+// extended (allowing one of someone's numbers does not allow the others),
+// so the result only ever hides more. Its fingerprint covers the added
+// handles, so consumers purge what they now hide; Info still counts the
+// files' entries. p itself is returned when nothing is added.
+func (p *Policy) WithPeople(people [][]string) *Policy {
+	if p == nil || len(p.block.entries) == 0 {
+		return p
+	}
+	var extra []Entry
+	seen := map[string]bool{}
+	for _, hs := range people {
+		if !slices.ContainsFunc(hs, func(h string) bool { return strings.TrimSpace(h) != "" && p.block.handle(parseHandle(h)) }) {
+			continue
+		}
+		for _, h := range hs {
+			hh := parseHandle(h)
+			var e Entry
+			switch {
+			case hh.email != "":
+				e = Entry{Kind: KindEmail, Key: hh.email}
+			case hh.digits != "":
+				e = Entry{Kind: KindPhone, Key: lastDigits(hh.digits)}
+			default:
+				continue
+			}
+			if k := fmt.Sprintf("%d:%s", e.Kind, e.Key); !seen[k] && !p.block.handle(hh) {
+				seen[k] = true
+				e.Text = strings.TrimSpace(h)
+				extra = append(extra, e)
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return p
+	}
+	q := build(p.mode, p.hardened, append(slices.Clone(p.block.entries), extra...), p.allowed.entries, p.info.Files)
+	q.info.BlockedEntries = p.info.BlockedEntries
+	return q
 }
 
 // build assembles a Policy and its fingerprint.

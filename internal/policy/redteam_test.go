@@ -82,3 +82,66 @@ func TestDigitValue(t *testing.T) {
 		}
 	}
 }
+
+// TestWithPeople: blocking one of a person's handles blocks all of them
+// once the address book says they belong together, and never unblocks or
+// allows anything.
+func TestWithPeople(t *testing.T) {
+	people := [][]string{
+		{"+14155550002", "zanzi@sentinel.example", "+33 6 12 34 56 78"}, // the blocked person's card
+		{"+14155550001", "alex@example.com"},
+		{"ALLOWED@example.com", "+14155550009"},
+		{},
+		{"", "  "},
+	}
+	base, err := New(ModeBlocklist, []string{"(415) 555-0002"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := base.WithPeople(people)
+	for _, h := range []string{"zanzi@sentinel.example", "ZANZI@Sentinel.Example", "mailto:zanzi@sentinel.example", "+33612345678", "+33 6 12 34 56 78"} {
+		if d := p.AllowHandle(h); d.Reason != ReasonBlocked {
+			t.Errorf("AllowHandle(%q) = %+v, want blocked through the person's card", h, d)
+		}
+		if d := base.AllowHandle(h); !d.Allowed {
+			t.Errorf("the base policy changed: AllowHandle(%q) = %+v", h, d)
+		}
+	}
+	if d := p.AllowThread(Thread{Identifier: "zanzi@sentinel.example", GUID: "iMessage;-;zanzi@sentinel.example"}); d.Allowed {
+		t.Error("the blocked person's e-mail thread is allowed")
+	}
+	for _, h := range []string{"+14155550001", "alex@example.com", "allowed@example.com"} {
+		if d := p.AllowHandle(h); !d.Allowed {
+			t.Errorf("AllowHandle(%q) = %+v: someone else was blocked", h, d)
+		}
+	}
+	if p.Fingerprint() == base.Fingerprint() {
+		t.Error("the fingerprint does not change when handles are added, so nothing would be purged")
+	}
+	if got := p.Info().BlockedEntries; got != 1 {
+		t.Errorf("Info counts %d blocked entries, want the file's 1", got)
+	}
+	if again := base.WithPeople(people); again.Fingerprint() != p.Fingerprint() {
+		t.Error("the same book gives another fingerprint")
+	}
+	// Nothing to add: the same policy.
+	if q := base.WithPeople([][]string{{"+14155550001"}}); q != base {
+		t.Error("a book with nobody blocked built a new policy")
+	}
+	if q := (*Policy)(nil).WithPeople(people); q != nil {
+		t.Error("nil policy came back non-nil")
+	}
+	// Allowlist mode: allowing one handle does not allow the others, and a
+	// blocked handle still blocks the whole person.
+	a, err := New(ModeAllowlist, []string{"+14155550002"}, []string{"allowed@example.com", "+14155550002", "zanzi@sentinel.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := a.WithPeople(people)
+	if d := ap.AllowHandle("+14155550009"); d.Allowed {
+		t.Error("allowing one handle of a person allowed their other number")
+	}
+	if d := ap.AllowHandle("zanzi@sentinel.example"); d.Reason != ReasonBlocked {
+		t.Errorf("allowlisted address of a blocked person = %+v, want blocked", d)
+	}
+}
