@@ -154,6 +154,24 @@ func (d *decoder) attributed(gs []rawGroup) (Value, error) {
 	return as, nil
 }
 
+// isASCII reports whether s is all ASCII, eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 type offsetError string
 
 func (e offsetError) Error() string { return string(e) }
@@ -161,14 +179,7 @@ func (e offsetError) Error() string { return string(e) }
 // setOffsets converts the runs' UTF-16 ranges into byte offsets and checks
 // that they tile the text exactly.
 func setOffsets(text string, runs []Run) error {
-	ascii := true
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if isASCII(text) {
 		end := 0
 		for i := range runs {
 			runs[i].Start, runs[i].End = runs[i].Location, runs[i].Location+runs[i].Length
@@ -206,95 +217,127 @@ func setOffsets(text string, runs []Run) error {
 	return nil
 }
 
-// runTemplate maps an attribute dictionary to a Run's fields.
+// runTemplate maps an attribute dictionary (or nil) to a Run's fields.
 func (d *decoder) runTemplate(v Value) (Run, error) {
-	r := Run{Part: -1}
 	if v == nil {
-		return r, nil
+		return Run{Part: -1}, nil
 	}
 	dict, ok := v.(Dictionary)
 	if !ok {
-		return r, d.bad(ckAttributedString, "attributes are not an NSDictionary")
+		return Run{Part: -1}, d.bad(ckAttributedString, "attributes are not an NSDictionary")
 	}
-	r.Attrs = make(map[string]Value, dict.Len())
-	var detected [5]bool
-	var bold, italic, underline, strike bool
-	effect := ""
-	for i, kv := range dict.Keys {
-		k, ok := kv.(String)
-		if !ok {
-			return r, d.bad(ckAttributedString, "attribute key is not an NSString")
+	return d.template(dict.Keys, dict.Values)
+}
+
+// template maps the entries of an attribute dictionary (keys[i] ↦ vals[i])
+// to a Run's fields.
+func (d *decoder) template(keys, vals []Value) (Run, error) {
+	var b runBuilder
+	b.start(len(keys))
+	for i, k := range keys {
+		if !b.add(k, vals[i]) {
+			return Run{}, d.bad(ckAttributedString, "attribute key is not an NSString")
 		}
-		val := dict.Values[i]
-		r.Attrs[string(k)] = val
-		switch k {
-		case KeyPart:
-			if n, ok := val.(Number); ok {
-				if p, ok := n.Int64(); ok && p >= 0 && p <= 1<<31 {
-					r.Part = int(p)
-				}
-			}
-		case KeyFileTransferGUID:
-			r.AttachmentGUID = stringOf(val)
-		case KeyFilename:
-			r.Filename = stringOf(val)
-		case KeyMention:
-			r.Mention = stringOf(val)
-		case KeyLink:
-			r.Link = stringOf(val)
-		case KeyTranscription:
-			r.Transcription = stringOf(val)
-		case KeyOneTimeCode:
-			r.OneTimeCode = val != nil
-		case KeyPhoneNumber:
-			detected[0] = true
-		case KeyAddress:
-			detected[1] = true
-		case KeyMoney:
-			detected[2] = true
-		case KeyCalendarEvent:
-			detected[3] = true
-		case KeyDataDetected:
-			detected[4] = true
-		case KeyBold:
-			bold = truthy(val)
-		case KeyItalic:
-			italic = truthy(val)
-		case KeyUnderline:
-			underline = truthy(val)
-		case KeyStrikethrough:
-			strike = truthy(val)
-		case KeyTextEffect:
-			if n, ok := val.(Number); ok {
-				id, _ := n.Int64()
-				if name, ok := effectNames[id]; ok {
-					effect = "effect:" + name
-				} else {
-					effect = "effect:" + strconv.FormatInt(id, 10)
-				}
-			} else if s, ok := val.(String); ok {
-				effect = "effect:" + string(s)
+	}
+	return b.run(), nil
+}
+
+// runBuilder maps the entries of one attribute dictionary to a Run's fields,
+// one entry at a time, so that the fast path needs no Dictionary. Both
+// decoding paths build every run with it.
+type runBuilder struct {
+	r        Run
+	detected uint8 // bit i: detectorNames[i]
+	styles   uint8 // bits: bold, italic, underline, strikethrough
+	effect   string
+}
+
+// start begins a run whose dictionary has n entries.
+func (b *runBuilder) start(n int) {
+	*b = runBuilder{r: Run{Part: -1, Attrs: make(map[string]Value, n)}}
+}
+
+// add records one entry; it reports false when the key is not an NSString.
+func (b *runBuilder) add(kv, val Value) bool {
+	k, ok := kv.(String)
+	if !ok {
+		return false
+	}
+	r := &b.r
+	r.Attrs[string(k)] = val
+	switch k {
+	case KeyPart:
+		if n, ok := val.(Number); ok {
+			if p, ok := n.Int64(); ok && p >= 0 && p <= 1<<31 {
+				r.Part = int(p)
 			}
 		}
-	}
-	mask := 0
-	for i, on := range detected {
-		if on {
-			mask |= 1 << i
+	case KeyFileTransferGUID:
+		r.AttachmentGUID = stringOf(val)
+	case KeyFilename:
+		r.Filename = stringOf(val)
+	case KeyMention:
+		r.Mention = stringOf(val)
+	case KeyLink:
+		r.Link = stringOf(val)
+	case KeyTranscription:
+		r.Transcription = stringOf(val)
+	case KeyOneTimeCode:
+		r.OneTimeCode = val != nil
+	case KeyPhoneNumber:
+		b.detected |= 1 << 0
+	case KeyAddress:
+		b.detected |= 1 << 1
+	case KeyMoney:
+		b.detected |= 1 << 2
+	case KeyCalendarEvent:
+		b.detected |= 1 << 3
+	case KeyDataDetected:
+		b.detected |= 1 << 4
+	case KeyBold:
+		b.style(0, truthy(val))
+	case KeyItalic:
+		b.style(1, truthy(val))
+	case KeyUnderline:
+		b.style(2, truthy(val))
+	case KeyStrikethrough:
+		b.style(3, truthy(val))
+	case KeyTextEffect:
+		if n, ok := val.(Number); ok {
+			id, _ := n.Int64()
+			if name, ok := effectStyles[id]; ok {
+				b.effect = name
+			} else {
+				b.effect = "effect:" + strconv.FormatInt(id, 10)
+			}
+		} else if s, ok := val.(String); ok {
+			b.effect = "effect:" + string(s)
 		}
 	}
-	r.Detected = detectedSets[mask]
-	mask = 0
-	for i, on := range [...]bool{bold, italic, underline, strike} {
-		if on {
-			mask |= 1 << i
+	return true
+}
+
+func (b *runBuilder) style(bit uint, on bool) {
+	if on {
+		b.styles |= 1 << bit
+	} else {
+		b.styles &^= 1 << bit
+	}
+}
+
+// run returns the finished run.
+func (b *runBuilder) run() Run {
+	r := b.r
+	r.Detected = detectedSets[b.detected]
+	r.Styles = styleSets[b.styles]
+	if b.effect != "" {
+		if sets, ok := effectSets[b.effect]; ok {
+			r.Styles = sets[b.styles]
+		} else {
+			r.Styles = append(append(make([]string, 0, len(r.Styles)+1), r.Styles...), b.effect)
 		}
 	}
-	r.Styles = styleSets[mask]
-	if effect != "" {
-		r.Styles = append(append(make([]string, 0, len(r.Styles)+1), r.Styles...), effect)
-	}
-	return r, nil
+	return r
 }
 
 // subsets returns, for every bit mask over names, the names whose bits are
@@ -315,6 +358,27 @@ func subsets(names ...string) [][]string {
 var (
 	detectedSets = subsets("phone", "address", "money", "calendar", "data")
 	styleSets    = subsets("bold", "italic", "underline", "strikethrough")
+	// effectStyles maps the known effect numbers to their style names, and
+	// effectSets each such name to the style lists that end with it, so that
+	// the usual effects cost no allocation.
+	effectStyles = func() map[int64]string {
+		m := make(map[int64]string, len(effectNames))
+		for id, name := range effectNames {
+			m[id] = "effect:" + name
+		}
+		return m
+	}()
+	effectSets = func() map[string][][]string {
+		m := make(map[string][][]string, len(effectStyles))
+		for _, name := range effectStyles {
+			sets := make([][]string, len(styleSets))
+			for i, base := range styleSets {
+				sets[i] = append(append(make([]string, 0, len(base)+1), base...), name)
+			}
+			m[name] = sets
+		}
+		return m
+	}()
 )
 
 // stringOf returns the text of a String, the resolved string of a *URL, or "".
@@ -345,18 +409,31 @@ func truthy(v Value) bool {
 // trailing data, invalid UTF-8 text, or runs whose UTF-16 lengths do not add
 // up to the text's is an error, and then text and runs are empty: a caller
 // should fall back to the message's text column, never to a guess.
+//
+// Bodies in the shape Messages writes take a fast path (fast.go); anything
+// else, including every malformed blob, is decoded by the generic reader,
+// which also produces every error.
 func AttributedBody(blob []byte) (text string, runs []Run, err error) {
 	d := getDecoder(blob, false)
 	defer putDecoder(d)
+	if text, runs, ok := d.fastBody(); ok {
+		return text, runs, nil
+	}
+	d.reset()
+	return d.attributedBody()
+}
+
+// attributedBody decodes d.b with the generic reader.
+func (d *decoder) attributedBody() (string, []Run, error) {
 	if err := d.decode(); err != nil {
 		return "", nil, err
 	}
 	if len(d.groups) != 1 || d.groups[0].end-d.groups[0].start != 1 {
-		return "", nil, &SyntaxError{Offset: len(blob), Msg: "attributedBody holds more than one top-level value"}
+		return "", nil, &SyntaxError{Offset: len(d.b), Msg: "attributedBody holds more than one top-level value"}
 	}
 	as, ok := d.vals[d.groups[0].start].(*AttributedString)
 	if !ok {
-		return "", nil, &SyntaxError{Offset: len(blob), Msg: "top-level value is not an NSAttributedString"}
+		return "", nil, &SyntaxError{Offset: len(d.b), Msg: "top-level value is not an NSAttributedString"}
 	}
 	return as.Text, as.Runs, nil
 }

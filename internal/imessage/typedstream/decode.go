@@ -78,7 +78,8 @@ type slot struct {
 	super   int32     // class: slot of the superclass, -1 for none
 	cls     int32     // object: slot of its class
 	version int64     // class version
-	name    []byte    // class name or C string (aliases the blob)
+	lazy    lazyKind  // object: set by the fast path when val is not built (see fast.go)
+	name    []byte    // class name, C string, or a lazy NSString's text (aliases the blob)
 	val     Value     // object value, *Class, or CString (built once)
 }
 
@@ -107,6 +108,15 @@ type decoder struct {
 	raw    bool
 	vals   []Value
 	groups []rawGroup
+	// generic is set once the generic reader has used vals and groups, which
+	// putDecoder must then clear.
+	generic bool
+	// Scratch space of the AttributedBody fast path (fast.go): stacks of
+	// the keys and values of nested dictionaries being read, run templates
+	// by dictionary number, and the runs read.
+	keys, items []Value
+	tmpls       []Run
+	recs        []runRec
 }
 
 var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
@@ -119,17 +129,36 @@ func getDecoder(b []byte, raw bool) *decoder {
 }
 
 func putDecoder(d *decoder) {
-	if cap(d.vals) > 4096 || cap(d.slots) > 4096 || cap(d.groups) > 4096 || cap(d.strs) > 4096 {
+	if cap(d.vals) > 4096 || cap(d.slots) > 4096 || cap(d.groups) > 4096 || cap(d.strs) > 4096 ||
+		cap(d.keys) > 4096 || cap(d.items) > 4096 || cap(d.tmpls) > 4096 || cap(d.recs) > 4096 {
 		return // let an unusually large scratch space go
 	}
-	// vals and groups are popped without clearing, so clear their whole
-	// capacity; slots and strs only ever grow within one decode.
-	clear(d.vals[:cap(d.vals)])
-	clear(d.groups[:cap(d.groups)])
+	d.reset()
+	d.b = nil
+	decoderPool.Put(d)
+}
+
+// reset empties the tables and scratch space so that nothing of the last
+// blob stays reachable and the next decode starts afresh.
+func (d *decoder) reset() {
+	if d.generic {
+		// vals and groups are popped without clearing, so clear their
+		// whole capacity.
+		clear(d.vals[:cap(d.vals)])
+		clear(d.groups[:cap(d.groups)])
+		d.vals, d.groups, d.generic = d.vals[:0], d.groups[:0], false
+	}
+	// The other tables only grow within one decode (the fast path's stacks
+	// are cleared as they are popped), so their lengths cover everything
+	// they hold.
 	clear(d.slots)
 	clear(d.strs)
-	d.b, d.vals, d.slots, d.strs, d.groups = nil, d.vals[:0], d.slots[:0], d.strs[:0], d.groups[:0]
-	decoderPool.Put(d)
+	clear(d.keys)
+	clear(d.items)
+	clear(d.tmpls)
+	d.slots, d.strs, d.keys, d.items, d.tmpls, d.recs = d.slots[:0], d.strs[:0], d.keys[:0], d.items[:0], d.tmpls[:0], d.recs[:0]
+	d.pos, d.depth = 0, 0
+	d.budget = budgetBase + budgetPerByte*len(d.b)
 }
 
 func (d *decoder) errf(format string, args ...any) error {
@@ -144,22 +173,30 @@ func (d *decoder) spend(n int) error {
 	return nil
 }
 
+// head reads one byte. It and take are small enough to be inlined; their
+// errors are built out of line.
 func (d *decoder) head() (byte, error) {
-	if d.pos >= len(d.b) {
-		return 0, d.errf("unexpected end of data")
+	if d.pos < len(d.b) {
+		h := d.b[d.pos]
+		d.pos++
+		return h, nil
 	}
-	h := d.b[d.pos]
-	d.pos++
-	return h, nil
+	return 0, d.eof()
 }
 
+func (d *decoder) eof() error { return d.errf("unexpected end of data") }
+
 func (d *decoder) take(n uint64) ([]byte, error) {
-	if n > uint64(len(d.b)-d.pos) {
-		return nil, d.errf("length %d exceeds the %d bytes left", n, len(d.b)-d.pos)
+	if n <= uint64(len(d.b)-d.pos) {
+		s := d.b[d.pos : d.pos+int(n)]
+		d.pos += int(n)
+		return s, nil
 	}
-	s := d.b[d.pos : d.pos+int(n)]
-	d.pos += int(n)
-	return s, nil
+	return nil, d.short(n)
+}
+
+func (d *decoder) short(n uint64) error {
+	return d.errf("length %d exceeds the %d bytes left", n, len(d.b)-d.pos)
 }
 
 // header checks the 16-byte stream header.
@@ -317,6 +354,7 @@ func (d *decoder) shared(h byte) (s []byte, ok bool, err error) {
 
 // decode reads the whole stream into d.groups/d.vals (top-level groups).
 func (d *decoder) decode() error {
+	d.generic = true
 	if err := d.header(); err != nil {
 		return err
 	}
@@ -363,78 +401,21 @@ func (d *decoder) value(enc []byte, i int) (int, error) {
 	}
 	c := enc[i]
 	switch c {
-	case 'c', 'C', 'B':
-		b, err := d.head()
+	case 'c', 'C', 'B', 's', 'i', 'l', 'q', 'S', 'I', 'L', 'Q', 'f', 'd':
+		n, err := d.scalar(c)
 		if err != nil {
 			return 0, err
 		}
 		switch c {
-		case 'c':
-			d.vals = append(d.vals, Int(int8(b)))
-		case 'C':
-			d.vals = append(d.vals, Uint(b))
+		case 'C', 'S', 'I', 'L', 'Q':
+			d.vals = append(d.vals, Uint(n.Uint))
+		case 'f', 'd':
+			d.vals = append(d.vals, Float(n.Float))
+		case 'B':
+			d.vals = append(d.vals, Bool(n.Int == 1))
 		default:
-			if b > 1 {
-				d.pos--
-				return 0, d.errf("bool byte 0x%02x is neither 0 nor 1", b)
-			}
-			d.vals = append(d.vals, Bool(b == 1))
+			d.vals = append(d.vals, Int(n.Int))
 		}
-		return i + 1, nil
-	case 's', 'i', 'l', 'q':
-		h, err := d.head()
-		if err != nil {
-			return 0, err
-		}
-		v, err := d.signed(h)
-		if err != nil {
-			return 0, err
-		}
-		if (c == 's' && v != int64(int16(v))) || ((c == 'i' || c == 'l') && v != int64(int32(v))) {
-			return 0, d.errf("integer %d does not fit type %c", v, c)
-		}
-		d.vals = append(d.vals, Int(v))
-		return i + 1, nil
-	case 'S', 'I', 'L', 'Q':
-		h, err := d.head()
-		if err != nil {
-			return 0, err
-		}
-		v, err := d.unsigned(h)
-		if err != nil {
-			return 0, err
-		}
-		if (c == 'S' && v > math.MaxUint16) || ((c == 'I' || c == 'L') && v > math.MaxUint32) {
-			return 0, d.errf("integer %d does not fit type %c", v, c)
-		}
-		d.vals = append(d.vals, Uint(v))
-		return i + 1, nil
-	case 'f', 'd':
-		h, err := d.head()
-		if err != nil {
-			return 0, err
-		}
-		if h == tagFloat {
-			if c == 'f' {
-				b, err := d.take(4)
-				if err != nil {
-					return 0, err
-				}
-				d.vals = append(d.vals, Float(math.Float32frombits(binary.LittleEndian.Uint32(b))))
-			} else {
-				b, err := d.take(8)
-				if err != nil {
-					return 0, err
-				}
-				d.vals = append(d.vals, Float(math.Float64frombits(binary.LittleEndian.Uint64(b))))
-			}
-			return i + 1, nil
-		}
-		v, err := d.signed(h)
-		if err != nil {
-			return 0, err
-		}
-		d.vals = append(d.vals, Float(v))
 		return i + 1, nil
 	case '+':
 		h, err := d.head()
@@ -511,6 +492,88 @@ func (d *decoder) value(enc []byte, i int) (int, error) {
 		return d.structure(enc, i)
 	}
 	return 0, d.errf("unknown type %q in encoding %q", c, enc)
+}
+
+// scalar reads one value of the scalar type c (c C B s S i I l L q Q f d)
+// into a Number of that type: c, B and the signed types fill Int, the
+// unsigned types Uint, f and d Float. Integers must fit their type, B is 0
+// or 1, and c, C and B are one raw byte (no tag processing).
+func (d *decoder) scalar(c byte) (Number, error) {
+	n := Number{Type: c}
+	switch c {
+	case 'c', 'C', 'B':
+		b, err := d.head()
+		if err != nil {
+			return n, err
+		}
+		switch c {
+		case 'c':
+			n.Int = int64(int8(b))
+		case 'C':
+			n.Uint = uint64(b)
+		default:
+			if b > 1 {
+				d.pos--
+				return n, d.errf("bool byte 0x%02x is neither 0 nor 1", b)
+			}
+			n.Int = int64(b)
+		}
+	case 's', 'i', 'l', 'q':
+		h, err := d.head()
+		if err != nil {
+			return n, err
+		}
+		v, err := d.signed(h)
+		if err != nil {
+			return n, err
+		}
+		if (c == 's' && v != int64(int16(v))) || ((c == 'i' || c == 'l') && v != int64(int32(v))) {
+			return n, d.errf("integer %d does not fit type %c", v, c)
+		}
+		n.Int = v
+	case 'S', 'I', 'L', 'Q':
+		h, err := d.head()
+		if err != nil {
+			return n, err
+		}
+		v, err := d.unsigned(h)
+		if err != nil {
+			return n, err
+		}
+		if (c == 'S' && v > math.MaxUint16) || ((c == 'I' || c == 'L') && v > math.MaxUint32) {
+			return n, d.errf("integer %d does not fit type %c", v, c)
+		}
+		n.Uint = v
+	case 'f', 'd':
+		h, err := d.head()
+		if err != nil {
+			return n, err
+		}
+		if h == tagFloat {
+			if c == 'f' {
+				b, err := d.take(4)
+				if err != nil {
+					return n, err
+				}
+				n.Float = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+			} else {
+				b, err := d.take(8)
+				if err != nil {
+					return n, err
+				}
+				n.Float = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			}
+			return n, nil
+		}
+		v, err := d.signed(h)
+		if err != nil {
+			return n, err
+		}
+		n.Float = float64(v)
+	default:
+		return n, d.errf("type %q is not a scalar", c)
+	}
+	return n, nil
 }
 
 // typeEnd returns the index after the single type that starts at enc[i].
