@@ -5,8 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -123,9 +121,7 @@ type BenchFreshness struct {
 }
 
 func runBench(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, benchUsage); fs.PrintDefaults() }
+	fs := newFlagSet(m, "bench", benchUsage)
 	n := fs.Int("messages", 100000, "number of messages to generate")
 	dir := fs.String("dir", "", "work folder (default: a temporary folder, removed afterwards)")
 	embName := fs.String("embedder", "builtin", "builtin, hash (a fast test embedder: measures the index, not embedding) or none")
@@ -137,11 +133,8 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	phase := fs.String("phase", "", "run one phase in this process (index, search, freshness); used by the parent")
 	inProcess := fs.Bool("in-process", false, "run all phases in this process (memory figures then include every phase)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the index phase to this file (go tool pprof)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
 	}
 	if *n < 100 || *n > 20_000_000 {
 		return usageError{fmt.Sprintf("--messages %d: want 100 to 20000000", *n)}
@@ -206,9 +199,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 		}
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(m.Stdout, rep)
 	}
 	printBench(m.Stdout, rep)
 	return nil

@@ -38,11 +38,8 @@ func runDemo(ctx context.Context, m *Main, args []string) error {
 	messages := fs.Int("messages", demo.DefaultMessages, fmt.Sprintf("number of messages (%d to %d)", demo.MinMessages(), demo.MaxMessages))
 	seed := fs.String("seed", "1", "seed for the generated filler (storylines never change)")
 	loader := config.Bind(fs, "home")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("demo takes no arguments, got %q", fs.Arg(0))}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -36,29 +33,15 @@ Flags:
 `
 
 func runDossier(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("dossier", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, dossierUsage); fs.PrintDefaults() }
+	fs := newFlagSet(m, "dossier", dossierUsage)
 	loader := config.Bind(fs, queryFlags...)
 	jsonOut := fs.Bool("json", false, "print the dossier as JSON (the get_contact_dossier fields, bodies not wrapped)")
 	rebuild := fs.Bool("rebuild", false, "build the dossier again from all messages")
 	// The contact may come before or after the flags.
-	var words []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return usageError{err.Error()}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		words = append(words, fs.Arg(0))
-		rest = fs.Args()[1:]
+	contact, help, err := parseWords(fs, args)
+	if help || err != nil {
+		return err
 	}
-	contact := strings.TrimSpace(strings.Join(words, " "))
 	if contact == "" {
 		return usageError{"dossier needs a contact, e.g. tidings dossier \"Sam Rivera\" or tidings dossier +14155550134"}
 	}
@@ -76,9 +59,7 @@ func runDossier(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(m.Stdout, r)
 	}
 	printDossier(m.Stdout, r)
 	return nil

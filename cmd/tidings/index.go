@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -186,21 +183,13 @@ func isTerminalWriter(w io.Writer) bool {
 }
 
 func runIndex(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, indexUsage); fs.PrintDefaults() }
+	fs := newFlagSet(m, "index", indexUsage)
 	loader := config.Bind(fs, indexFlags...)
 	verify := fs.Bool("verify", false, "check the index's invariants after syncing (reads everything)")
 	jsonOut := fs.Bool("json", false, "print the sync report as JSON")
 	noEmbed := fs.Bool("no-embed", false, "skip embedding (semantic search waits for the next run or `tidings serve`)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("index takes no arguments (got %q)", fs.Args())}
+	if help, err := parseNoArgs(fs, args); help || err != nil {
+		return err
 	}
 	cfg, err := loader.Load(m.Getenv)
 	if err != nil {
@@ -256,9 +245,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"sync": rep, "status": st})
+		return printJSON(m.Stdout, map[string]any{"sync": rep, "status": st})
 	}
 	for _, s := range rep.Sources {
 		fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted, %d reactions", s.Key, s.Added, s.Updated, s.Unchanged, s.Deleted, s.Reactions)

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -54,21 +51,13 @@ func openQuery(ctx context.Context, m *Main, cfg *config.Config) (*service.Servi
 }
 
 func runReview(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("review", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, reviewUsage); fs.PrintDefaults() }
+	fs := newFlagSet(m, "review", reviewUsage)
 	loader := config.Bind(fs, queryFlags...)
 	days := fs.String("days", "2", "days to review, more than 0 and at most 90")
 	nctx := fs.Int("context", 5, "recent messages shown per thread (1-10)")
 	jsonOut := fs.Bool("json", false, "print the review as JSON (the review_messages fields, bodies not wrapped)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("review takes no arguments (got %q)", fs.Args())}
+	if help, err := parseNoArgs(fs, args); help || err != nil {
+		return err
 	}
 	d, err := coerce.Days(*days, coerce.DaysSpec{Name: "--days", Default: service.DefaultReviewDays, Max: service.MaxReviewDays})
 	if err != nil {
@@ -91,9 +80,7 @@ func runReview(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rv)
+		return printJSON(m.Stdout, rv)
 	}
 	printReview(m.Stdout, rv, cfg.Now())
 	return nil

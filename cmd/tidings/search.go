@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -64,9 +62,7 @@ func (b *boolFlag) Set(s string) error {
 func (b *boolFlag) IsBoolFlag() bool { return true }
 
 func runSearch(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprint(m.Stderr, searchUsage); fs.PrintDefaults() }
+	fs := newFlagSet(m, "search", searchUsage)
 	loader := config.Bind(fs, searchFlags...)
 	mode := fs.String("mode", "hybrid", "hybrid, fulltext, substring or semantic")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
@@ -79,23 +75,11 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	explain := fs.Bool("explain", false, "show each signal's rank and score")
 	cursor := fs.String("cursor", "", "continue from a previous result's next_cursor")
 	literal := fs.Bool("literal-dates", false, "treat words like 'yesterday' as words, not date filters")
-	// Flags may follow the query: parse, then collect the rest.
-	var words []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return usageError{err.Error()}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		words = append(words, fs.Arg(0))
-		rest = fs.Args()[1:]
+	// Flags may follow the query.
+	text, help, err := parseWords(fs, args)
+	if help || err != nil {
+		return err
 	}
-	text := strings.TrimSpace(strings.Join(words, " "))
 	if text == "" {
 		return usageError{"search needs a query, e.g. tidings search \"dinner on friday\""}
 	}
@@ -118,9 +102,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(m.Stdout, res)
 	}
 	printResult(m.Stdout, res, isTerminalWriter(m.Stdout))
 	return nil
