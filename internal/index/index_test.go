@@ -364,7 +364,7 @@ func TestPurgeLeavesNoTrace(t *testing.T) {
 			}
 		}
 	}
-	if _, _, _, err := ix.AttachmentFile(ctx, "77"); !errors.Is(err, ErrNotFound) {
+	if _, err := ix.AttachmentFile(ctx, "77"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("purged attachment: %v", err)
 	}
 	if err := ix.Verify(ctx); err != nil {

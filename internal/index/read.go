@@ -716,31 +716,65 @@ func msTime(v sql.NullInt64) time.Time {
 	return time.UnixMilli(v.Int64).UTC()
 }
 
-// AttachmentFile returns where an attachment's file is (for
-// save_attachment; never shown to a model), with its MIME type and name.
-// id is Attachment.ID. Attachments of threads the policy blocks are not
-// found.
-func (ix *Index) AttachmentFile(ctx context.Context, id string) (path, mime, filename string, err error) {
-	q := "SELECT path, mime, filename, conv FROM attachments WHERE guid = ? LIMIT 1"
+// AttachmentLocation is what the index knows about one attachment: its
+// metadata, the message and conversation it belongs to (so a caller can
+// apply the read policy to the attachment's own thread), and where its file
+// is.
+type AttachmentLocation struct {
+	Attachment
+	// Source is the kind of source the message came from (model.SourceIMessage,
+	// model.SourceAndroid); RowID is the attachment's row id in it (0: none).
+	Source string `json:"source"`
+	RowID  int64  `json:"row_id,omitempty"`
+	// MessageID is the id of the message carrying the attachment.
+	MessageID string `json:"message_id"`
+	// Conversation is the message's conversation (its primary one when it
+	// is in several), with its participants.
+	Conversation Conversation `json:"conversation"`
+	// Path is the file on this machine; "" when the index holds none (the
+	// source never named one, or it was not downloaded). Never shown to a
+	// model.
+	Path string `json:"-"`
+}
+
+// AttachmentFile returns an attachment (for save_attachment) with its
+// message, its conversation and its file's path. id is Attachment.ID: the
+// source's row id, or the guid when the source has none. An unknown
+// attachment, or one in a thread the policy blocks, wraps ErrNotFound. An
+// attachment without a file on this machine is not an error: Path is ""
+// and the caller decides (e.g. asks the source by RowID).
+func (ix *Index) AttachmentFile(ctx context.Context, id string) (AttachmentLocation, error) {
+	if err := ix.refresh(ctx); err != nil {
+		return AttachmentLocation{}, err
+	}
+	const cols = `SELECT a.path, a.mime, a.filename, a.uti, a.size, a.sticker, a.guid, a.row_id, a.conv, m.guid, m.source
+FROM attachments a JOIN messages m ON m.id = a.msg WHERE `
+	q := cols + "a.guid = ? LIMIT 1"
 	var arg any = id
 	if n, perr := strconv.ParseInt(id, 10, 64); perr == nil {
-		q, arg = "SELECT path, mime, filename, conv FROM attachments WHERE row_id = ? LIMIT 1", n
+		q, arg = cols+"a.row_id = ? LIMIT 1", n
 	}
-	var conv int64
-	if err := ix.rdb.QueryRowContext(ctx, q, arg).Scan(&path, &mime, &filename, &conv); err != nil {
-		if err == sql.ErrNoRows {
-			return "", "", "", fmt.Errorf("attachment %s: %w", id, ErrNotFound)
-		}
-		return "", "", "", fmt.Errorf("read attachment: %w", err)
+	var loc AttachmentLocation
+	var conv, src int64
+	err := ix.rdb.QueryRowContext(ctx, q, arg).Scan(&loc.Path, &loc.MimeType, &loc.Filename, &loc.UTI, &loc.Size, &loc.Sticker,
+		&loc.GUID, &loc.RowID, &conv, &loc.MessageID, &src)
+	if err == sql.ErrNoRows {
+		return AttachmentLocation{}, fmt.Errorf("attachment %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return AttachmentLocation{}, fmt.Errorf("read attachment: %w", err)
+	}
+	loc.ID = loc.GUID
+	if loc.RowID > 0 {
+		loc.ID = strconv.FormatInt(loc.RowID, 10)
 	}
 	ix.mem.mu.RLock()
-	ok := ix.visible(ix.mem.convByID[uint32(conv)])
-	ix.mem.mu.RUnlock()
-	if !ok {
-		return "", "", "", fmt.Errorf("attachment %s: %w", id, ErrNotFound)
+	defer ix.mem.mu.RUnlock()
+	ci := ix.mem.convByID[uint32(conv)]
+	if !ix.visible(ci) {
+		return AttachmentLocation{}, fmt.Errorf("attachment %s: %w", id, ErrNotFound)
 	}
-	if path == "" {
-		return "", mime, filename, fmt.Errorf("attachment %s has no file on this machine: %w", id, ErrNotFound)
-	}
-	return path, mime, filename, nil
+	loc.Source = ix.mem.sourceKind[src]
+	loc.Conversation = ix.conversationLocked(ci)
+	return loc, nil
 }

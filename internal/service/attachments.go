@@ -13,12 +13,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/output"
+	"github.com/tidings-mcp/tidings/internal/policy"
 )
 
 // Attachment limits: Messages refuses attachments above about 100 MB; the
@@ -67,13 +67,14 @@ var heifBrands = map[string]bool{"heic": true, "heix": true, "heim": true, "heis
 // temporary name in the same folder, synced, made 0600 and then moved into
 // place, so a reader never sees half a file.
 func (s *Service) SaveAttachment(ctx context.Context, prm SaveParams) (Saved, error) {
-	if _, err := s.begin(ctx); err != nil {
+	p, err := s.begin(ctx)
+	if err != nil {
 		return Saved{}, err
 	}
 	if err := CheckSave(prm); err != nil {
 		return Saved{}, err
 	}
-	img, err := s.attachmentImage(ctx, strings.TrimSpace(prm.AttachmentID), MaxAttachmentBytes)
+	img, err := s.attachmentImage(ctx, p, strings.TrimSpace(prm.AttachmentID), MaxAttachmentBytes)
 	if err != nil {
 		return Saved{}, err
 	}
@@ -108,7 +109,8 @@ type AttachmentImage struct {
 // file itself: the unprivileged side of the bridge, which saves inside its
 // own profile's file_dirs (the helper never writes where a client asks).
 func (s *Service) AttachmentImage(ctx context.Context, prm AttachmentParams) (AttachmentImage, error) {
-	if _, err := s.begin(ctx); err != nil {
+	p, err := s.begin(ctx)
+	if err != nil {
 		return AttachmentImage{}, err
 	}
 	id := strings.TrimSpace(prm.AttachmentID)
@@ -119,7 +121,7 @@ func (s *Service) AttachmentImage(ctx context.Context, prm AttachmentParams) (At
 	if limit <= 0 || limit > MaxAttachmentBytes {
 		limit = MaxAttachmentBytes
 	}
-	return s.attachmentImage(ctx, id, limit)
+	return s.attachmentImage(ctx, p, id, limit)
 }
 
 // CheckSave checks save_attachment's arguments before anything is read:
@@ -165,23 +167,28 @@ func WriteAttachment(prm SaveParams, img AttachmentImage) (Saved, error) {
 }
 
 // attachmentImage finds, reads (at most limit bytes) and checks an image
-// attachment.
-func (s *Service) attachmentImage(ctx context.Context, id string, limit int64) (AttachmentImage, error) {
-	src, mime, filename, err := s.ix.AttachmentFile(ctx, id)
-	if errors.Is(err, index.ErrNotFound) && (mime != "" || filename != "") {
-		// The attachment is there and readable, but the index holds no
-		// path for its file: ask the source.
-		if p, ok := s.sourcePath(ctx, id, mime, filename); ok {
-			src, err = p, nil
-		}
-	}
+// attachment. The read policy p is applied to the attachment's own
+// conversation, whatever the index's own filter said.
+func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id string, limit int64) (AttachmentImage, error) {
+	missing := notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Field(id))
+	loc, err := s.ix.AttachmentFile(ctx, id)
 	switch {
 	case errors.Is(err, index.ErrNotFound):
-		return AttachmentImage{}, notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Field(id))
+		return AttachmentImage{}, missing
 	case err != nil:
 		return AttachmentImage{}, fmt.Errorf("find attachment: %w", err)
+	case !allowConv(p, loc.Conversation):
+		return AttachmentImage{}, missing
 	}
-	mime = strings.ToLower(strings.TrimSpace(mime))
+	src := loc.Path
+	if src == "" {
+		// The index holds no path for the file: ask the source.
+		src = s.sourcePath(ctx, loc)
+	}
+	if src == "" {
+		return AttachmentImage{}, missing
+	}
+	mime, filename := strings.ToLower(strings.TrimSpace(loc.MimeType)), loc.Filename
 	if mime != "" && !strings.HasPrefix(mime, "image/") {
 		return AttachmentImage{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Field(id), output.Field(mime))
 	}
@@ -223,22 +230,19 @@ type AttachmentResolver interface {
 	Attachment(ctx context.Context, rowID int64) (model.Attachment, error)
 }
 
-// sourcePath asks the attachment resolver for the file of an attachment
-// the index knows (same MIME type and name, so a row id of another source
-// is never taken for it).
-func (s *Service) sourcePath(ctx context.Context, id, mime, filename string) (string, bool) {
-	if s.att == nil {
-		return "", false
+// sourcePath asks the attachment resolver (the chat.db reader) for the
+// file of an iMessage attachment by its row id. The answer counts only when
+// it is the same attachment (same guid), so a row id of another database
+// is never taken for it. "" when there is no such file.
+func (s *Service) sourcePath(ctx context.Context, loc index.AttachmentLocation) string {
+	if s.att == nil || loc.RowID <= 0 || loc.GUID == "" || loc.Source != model.SourceIMessage {
+		return ""
 	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n <= 0 {
-		return "", false
+	a, err := s.att.Attachment(ctx, loc.RowID)
+	if err != nil || a.Path == "" || a.ID != loc.GUID {
+		return ""
 	}
-	a, err := s.att.Attachment(ctx, n)
-	if err != nil || a.Path == "" || !strings.EqualFold(a.MimeType, mime) || output.Filename(a.Filename) != output.Filename(filename) {
-		return "", false
-	}
-	return a.Path, true
+	return a.Path
 }
 
 // checkDestination validates the destination and returns its resolved

@@ -51,7 +51,7 @@ type Index interface {
 	History(ctx context.Context, q index.HistoryQuery) (index.History, error)
 	MessagesInWindow(ctx context.Context, q index.WindowQuery) (index.Window, error)
 	Search(ctx context.Context, q index.Query) (*index.Result, error)
-	AttachmentFile(ctx context.Context, id string) (path, mime, filename string, err error)
+	AttachmentFile(ctx context.Context, id string) (index.AttachmentLocation, error)
 	Status(ctx context.Context) (index.Status, error)
 	ApplyPolicy(ctx context.Context) (int, error)
 }
