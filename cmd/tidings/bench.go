@@ -303,13 +303,27 @@ func demoChatDB(ctx context.Context, o benchOpts) (string, float64, error) {
 	return res.ChatDB, time.Since(t0).Seconds(), nil
 }
 
-// openDemoSource opens the demo chat.db through the real reader.
-func openDemoSource(ctx context.Context, path string) (*imessage.Reader, index.Source, error) {
-	r, err := imessage.Open(ctx, path, imessage.Options{Logger: slog.New(slog.DiscardHandler)})
+// benchDemo is the demo chat.db of the work folder, open through the real
+// reader.
+type benchDemo struct {
+	path       string
+	genSeconds float64 // how long generating it took (0: it existed)
+	reader     *imessage.Reader
+	src        index.Source
+}
+
+// openDemoSource opens the demo chat.db (demoChatDB) through the real
+// reader; the caller closes d.reader.
+func openDemoSource(ctx context.Context, o benchOpts) (*benchDemo, error) {
+	p, gen, err := demoChatDB(ctx, o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return r, index.IMessageSource(r, "imessage", time.Now), nil
+	r, err := imessage.Open(ctx, p, imessage.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	return &benchDemo{path: p, genSeconds: gen, reader: r, src: index.IMessageSource(r, "imessage", time.Now)}, nil
 }
 
 // chatDBWriter plays Messages.app: it commits new rows to chat.db.
@@ -374,16 +388,12 @@ func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		var src index.Source
 		var gen float64
 		if o.source == "demo" {
-			p, g, err := demoChatDB(ctx, o)
+			d, err := openDemoSource(ctx, o)
 			if err != nil {
 				return nil, err
 			}
-			r, s, err := openDemoSource(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			defer r.Close()
-			src, gen = s, g
+			defer d.reader.Close()
+			src, gen = d.src, d.genSeconds
 		} else {
 			_, src = benchSource(o)
 		}
@@ -474,21 +484,17 @@ func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 			add   func(i int, word string) error
 		)
 		if o.source == "demo" {
-			p, _, err := demoChatDB(ctx, o)
+			d, err := openDemoSource(ctx, o)
 			if err != nil {
 				return nil, err
 			}
-			r, s, err := openDemoSource(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			defer r.Close()
-			w, err := newChatDBWriter(p)
+			defer d.reader.Close()
+			w, err := newChatDBWriter(d.path)
 			if err != nil {
 				return nil, err
 			}
 			defer w.db.Close()
-			src, paths = s, []string{p, p + "-wal"}
+			src, paths = d.src, []string{d.path, d.path + "-wal"}
 			add = func(i int, word string) error {
 				return w.add(fmt.Sprintf("BENCH-FRESH-%d-%s", i, word), "new message "+word, time.Now().UTC())
 			}
