@@ -369,7 +369,10 @@ func (s *mcpSession) callRaw(name string, args map[string]any) json.RawMessage {
 // TestServeBridgeMatchesInProcess runs the MCP message tools against one
 // fixture twice — in-process (`serve` over its own index) and through the
 // bridge (`serve --bridge` → helper → the helper's index) — and requires
-// byte-identical tool results (structured content, text and isError).
+// byte-identical tool results (structured content, text and isError) for
+// calls inside the bridge's 90-day read window; for calls reaching past it
+// the bridge answers exactly the in-process answer cut to the window, and
+// says so (search note, an error for a page before the window).
 func TestServeBridgeMatchesInProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two indexes of the demo data")
@@ -409,12 +412,11 @@ func TestServeBridgeMatchesInProcess(t *testing.T) {
 	}{
 		{"list_conversations", map[string]any{"limit": 10}},
 		{"list_conversations", map[string]any{"limit": 5, "query": person}},
-		{"get_conversation_messages", map[string]any{"chat": person, "limit": 20}},
+		{"get_conversation_messages", map[string]any{"chat": person, "limit": 5}},
 		{"get_conversation_messages", map[string]any{"chat": "nobody-by-this-name"}},
-		{"search_messages", map[string]any{"query": "dinner"}},
-		{"search_messages", map[string]any{"query": "dinner", "mode": "substring", "limit": 5}},
+		{"search_messages", map[string]any{"query": "dinner", "days": 90}},
+		{"search_messages", map[string]any{"query": "dinner", "mode": "substring", "limit": 5, "days": 60}},
 		{"search_messages", map[string]any{"query": "when are we meeting", "mode": "fulltext", "days": 30}},
-		{"review_messages", map[string]any{"days": 14}},
 		{"get_response_stats", map[string]any{"chat": person, "hours": 720}},
 		{"lookup_contacts", map[string]any{"name": person}},
 		{"get_contact_dossier", map[string]any{"contact_id": person}},
@@ -434,6 +436,101 @@ func TestServeBridgeMatchesInProcess(t *testing.T) {
 			t.Errorf("%s %v: suspiciously small result %s", c.tool, c.args, lb)
 		}
 		t.Logf("%s %v: %d bytes, %s", c.tool, c.args, len(lb), clip(lb)[:min(len(lb), 160)])
+	}
+
+	// The bridge's read window (seed 000: 90 days for search and
+	// chat_history): a search with no days, or more than 90, answers over
+	// the bridge what the in-process search answers for 90 days, and says
+	// so in a note; reading a thread before the window is an error there,
+	// while in-process it is a page of messages.
+	for _, days := range []any{nil, 3650} {
+		args := map[string]any{"query": "dinner", "mode": "substring", "limit": 5}
+		if days != nil {
+			args["days"] = days
+		}
+		in := map[string]any{"query": "dinner", "mode": "substring", "limit": 5, "days": 90}
+		lsc, lerr := local.call("search_messages", in)
+		rsc, rerr := remote.call("search_messages", args)
+		if lerr || rerr {
+			t.Fatalf("search: %v / %v", lsc, rsc)
+		}
+		var notes []any
+		found := false
+		for _, n := range rsc["notes"].([]any) {
+			if n == bridge.WindowNote {
+				found = true
+				continue
+			}
+			notes = append(notes, n)
+		}
+		if notes == nil {
+			notes = []any{}
+		}
+		rsc["notes"] = notes
+		lb, _ := json.Marshal(lsc)
+		rb, _ := json.Marshal(rsc)
+		if !found || !bytes.Equal(lb, rb) || len(lsc["hits"].([]any)) == 0 {
+			t.Errorf("search with days %v over the bridge (window note %v):\n in-process (90 days) %s\n bridge %s", days, found, clip(lb), clip(rb))
+		}
+	}
+	floor := "2026-09-01T12:00:00Z" // now - 90 days
+	old := map[string]any{"chat": person, "limit": 5, "before_timestamp": "2026-08-01T00:00:00Z"}
+	if pg, isErr := local.call("get_conversation_messages", old); isErr || pg["count"].(float64) < 1 {
+		t.Errorf("in-process, 4 months back: %v", pg)
+	}
+	if pg, isErr := remote.call("get_conversation_messages", old); !isErr || !strings.Contains(fmt.Sprint(pg["error"]), "outside the read window of the last 90 days") {
+		t.Errorf("over the bridge, 4 months back: %v (isError %v)", pg, isErr)
+	}
+	// A whole thread: the bridge returns the in-process page's messages
+	// inside the window, says older ones exist, and refuses the next page.
+	whole := map[string]any{"chat": person, "limit": 200}
+	lpg, _ := local.call("get_conversation_messages", whole)
+	rpg, isErr := remote.call("get_conversation_messages", whole)
+	var inWindow, all []string
+	for _, m := range lpg["messages"].([]any) {
+		mm := m.(map[string]any)
+		all = append(all, mm["id"].(string))
+		if mm["ts"].(string) >= floor {
+			inWindow = append(inWindow, mm["id"].(string))
+		}
+	}
+	var got []string
+	for _, m := range rpg["messages"].([]any) {
+		got = append(got, m.(map[string]any)["id"].(string))
+	}
+	if isErr || len(inWindow) == len(all) || strings.Join(got, ",") != strings.Join(inWindow, ",") || rpg["more"] != true {
+		t.Fatalf("thread over the bridge: %d messages (more %v), want the %d of %d in the window", len(got), rpg["more"], len(inWindow), len(all))
+	}
+	next, isErr := remote.call("get_conversation_messages", map[string]any{"chat": person, "cursor": rpg["next_cursor"]})
+	if !isErr || !strings.Contains(fmt.Sprint(next["error"]), "outside the read window") {
+		t.Errorf("the page before the window over the bridge: %v", next)
+	}
+	// Review: a thread active in the window carries earlier messages as
+	// context; over the bridge those older than the window are left out.
+	lrv, _ := local.call("review_messages", map[string]any{"days": 14})
+	rrv, _ := remote.call("review_messages", map[string]any{"days": 14})
+	dropped := 0
+	for _, bucket := range []string{"needs_reply", "low_priority"} {
+		for _, th := range lrv[bucket].([]any) {
+			tm := th.(map[string]any)
+			var kept []any
+			for _, c := range tm["context"].([]any) {
+				if c.(map[string]any)["ts"].(string) >= floor {
+					kept = append(kept, c)
+				} else {
+					dropped++
+				}
+			}
+			if kept == nil {
+				kept = []any{}
+			}
+			tm["context"] = kept
+		}
+	}
+	lb, _ := json.Marshal(lrv)
+	rb, _ := json.Marshal(rrv)
+	if dropped == 0 || !bytes.Equal(lb, rb) {
+		t.Errorf("review over the bridge (%d old context messages in-process):\n in-process minus old context %s\n bridge %s", dropped, clip(lb), clip(rb))
 	}
 }
 

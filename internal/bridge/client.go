@@ -413,6 +413,14 @@ func (c *Client) Connect(ctx context.Context) (*StatusResult, error) {
 	return &s, nil
 }
 
+// forget drops the cached status, so the next call asks the helper again
+// (it may have been restarted, upgraded or given another role).
+func (c *Client) forget() {
+	c.mu.Lock()
+	c.status, c.exts = nil, nil
+	c.mu.Unlock()
+}
+
 // Offers reports whether the helper (as of the last Connect) serves the
 // 1.3 extension action.
 func (c *Client) Offers(action string) bool {

@@ -5,8 +5,12 @@ package bridge
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
+
+	"github.com/tidings-mcp/tidings/internal/policy/coerce"
+	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 // FuzzParseRequest: the request parser never panics, accepts only what
@@ -66,4 +70,31 @@ func canon(t *testing.T, p map[string]json.RawMessage) map[string]any {
 		out[k] = x
 	}
 	return out
+}
+
+// FuzzDecodeParams: the typed 1.3 params decoder never panics, refuses
+// with a short coded RequestError, and what it accepts holds only finite
+// numbers within 2^53, whole where the field is an integer.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []string{`{}`, `{"Query":"x","Limit":"5","Days":30.5,"from_me":true}`, `{"limit":1e308}`,
+		`{"Limit":1,"limit":2}`, `{"Cursor":null,"Unknown":[]}`, `{"Unknown":{"a":1}}`, `{"Context":"-0"}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := DecodeParams[service.SearchParams]("search_messages", data)
+		if err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) || re.Code != CodeInvalidParams {
+				t.Fatalf("error is not an invalid_params RequestError: %v", err)
+			}
+			if len(re.Msg) > 400 {
+				t.Fatalf("error message of %d bytes echoes the input", len(re.Msg))
+			}
+			return
+		}
+		if math.IsNaN(p.Days) || math.Abs(p.Days) > coerce.MaxMagnitude || p.Limit > coerce.MaxMagnitude || p.Limit < -coerce.MaxMagnitude ||
+			p.Context > coerce.MaxMagnitude || p.Context < -coerce.MaxMagnitude {
+			t.Fatalf("accepted %s as %+v", data, p)
+		}
+	})
 }

@@ -59,7 +59,10 @@ const (
 	CodeVersion        = "unsupported_version"
 	CodeUnavailable    = "unavailable"
 	CodeNotFound       = "not_found"
-	CodeInternal       = "internal"
+	// CodeOutsideWindow: the request reaches past the 90-day read window
+	// of a host bridge (older messages exist but are not served).
+	CodeOutsideWindow = "outside_window"
+	CodeInternal      = "internal"
 )
 
 // Request is a parsed request file.

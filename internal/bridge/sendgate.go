@@ -133,7 +133,7 @@ func remoteSendErr(err error) error {
 func isSendCode(c string) bool {
 	switch c {
 	case CodeInvalidRequest, CodeInvalidParams, CodeUnknownAction, CodeNotPermitted, CodeRoleInvalid,
-		CodeDuplicateID, CodeVersion, CodeUnavailable, CodeNotFound, CodeInternal:
+		CodeDuplicateID, CodeVersion, CodeUnavailable, CodeNotFound, CodeInternal, CodeOutsideWindow:
 		return false
 	}
 	return true

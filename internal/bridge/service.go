@@ -74,6 +74,7 @@ func (d *ServiceData) now() time.Time {
 
 // Review implements Backend.
 func (d *ServiceData) Review(ctx context.Context, p ReviewParams) (ReviewResult, error) {
+	floor := d.S.ReadWindowStart(MaxReadDays)
 	rv, err := d.S.Review(ctx, service.ReviewParams{Days: p.Days})
 	if err != nil {
 		return ReviewResult{}, serviceErr(err)
@@ -82,7 +83,7 @@ func (d *ServiceData) Review(ctx context.Context, p ReviewParams) (ReviewResult,
 	thread := func(t service.ReviewThread) ReviewThread {
 		r := ReviewThread{ChatID: t.ChatID, Label: t.Label, ContactName: t.ContactName, DisplayName: t.DisplayName,
 			LastTS: d.ts(t.LastTime), LastText: t.LastText, MsgCount: t.MsgCount, Context: []ContextMessage{}}
-		for _, c := range t.Context {
+		for _, c := range recentReview(t.Context, floor) { // nothing older than the read window
 			r.Context = append(r.Context, ContextMessage{TS: d.ts(c.Time), Me: c.Me, Text: c.Text})
 		}
 		return r
@@ -202,6 +203,9 @@ func serviceErr(err error) error {
 	if errors.Is(err, service.ErrNotFound) {
 		return coded{err, CodeNotFound}
 	}
+	if errors.Is(err, service.ErrOutsideWindow) {
+		return coded{err, CodeOutsideWindow}
+	}
 	var se *service.Error
 	if errors.As(err, &se) {
 		return coded{err, CodeInvalidParams}
@@ -219,18 +223,30 @@ func (c coded) Unwrap() error      { return c.err }
 func (c coded) BridgeCode() string { return c.code }
 
 // ServiceExtensions are the 1.3 actions that carry the MCP message tools:
-// params are the JSON of the service's parameter struct, the result the
-// JSON of its result. Host only. save_attachment is served as
-// get_attachment_image: the helper returns the checked image (read policy,
-// image only, at most MaxBridgeAttachmentBytes) and never learns or writes
-// the destination; the client writes the file inside its own profile's
-// file_dirs.
+// params are the JSON of the service's parameter struct (read by
+// DecodeParams), the result the JSON of its result. Host only.
+//
+// The seed's host-bridge limits hold for them as for the 1.2 actions they
+// extend: nothing older than the 90-day read window (MaxReadDays) leaves
+// the helper through list_conversations (the listing), search_messages
+// (search: days capped at 90, and 0 — "all" in-process — means 90, with a
+// note), get_conversation_messages (chat_history: the window is forced,
+// whatever the client sends) or review_messages (review: days (0, 90], and
+// context messages older than the window are left out), and every count
+// has the bounds of its MCP tool (negative values refused, values above
+// the maximum capped). get_contact_dossier and get_attachment_image have
+// no counterpart in the seed and are not windowed (see docs/bridge.md).
+//
+// save_attachment is served as get_attachment_image: the helper returns
+// the checked image (read policy, image only, at most
+// MaxBridgeAttachmentBytes) and never learns or writes the destination;
+// the client writes the file inside its own profile's file_dirs.
 func ServiceExtensions(svc func(ctx context.Context, b Backend) (*service.Service, error)) []Extension {
 	return []Extension{
-		serviceExt(ExtListConversations, true, svc, (*service.Service).ListConversations),
-		serviceExt(ExtMessages, true, svc, (*service.Service).Messages),
-		serviceExt(ExtSearchMessages, true, svc, (*service.Service).Search),
-		serviceExt(ExtReviewMessages, true, svc, (*service.Service).Review),
+		serviceExt(ExtListConversations, true, svc, boundedList),
+		serviceExt(ExtMessages, true, svc, boundedMessages),
+		serviceExt(ExtSearchMessages, true, svc, boundedSearch),
+		serviceExt(ExtReviewMessages, true, svc, boundedReview),
 		serviceExt(ExtResponseStats, false, svc, (*service.Service).ResponseStats),
 		serviceExt(ExtLookupContacts, false, svc, func(s *service.Service, ctx context.Context, p service.LookupParams) (service.ContactLookup, error) {
 			p.Unfiltered = false // a host bridge always filters by the read policy
@@ -251,6 +267,130 @@ func ServiceExtensions(svc func(ctx context.Context, b Backend) (*service.Servic
 			return s.Status(ctx)
 		}),
 	}
+}
+
+// Bounds of the 1.3 message actions: those of the MCP tools they carry.
+const (
+	maxListLimit     = 200 // list_conversations
+	maxMessagesLimit = 200 // get_conversation_messages
+	maxReviewContext = 10  // review_messages
+)
+
+// WindowNote is added to a search_messages answer whose window the bridge
+// narrowed to the read window.
+var WindowNote = fmt.Sprintf("over the bridge, search covers the last %d days only (the bridge protocol's read window); older messages are not searched", MaxReadDays)
+
+// atLeast0 refuses a negative count; 0 means the default.
+func atLeast0(name string, v int) error {
+	if v < 0 {
+		return paramErrf("%s must not be negative (0 or absent means the default)", name)
+	}
+	return nil
+}
+
+func boundedList(s *service.Service, ctx context.Context, p service.ListParams) (service.ConversationList, error) {
+	if err := errors.Join(atLeast0("Limit", p.Limit), atLeast0("Offset", p.Offset)); err != nil {
+		return service.ConversationList{}, err
+	}
+	if p.Days < 0 {
+		return service.ConversationList{}, paramErrf("Days must be greater than 0 and at most %d (0 or absent means %d)", MaxReadDays, MaxReadDays)
+	}
+	p.Limit = min(p.Limit, maxListLimit)
+	p.Days = min(p.Days, MaxReadDays) // the service caps it too
+	return s.ListConversations(ctx, p)
+}
+
+func boundedMessages(s *service.Service, ctx context.Context, p service.MessagesParams) (service.MessagePage, error) {
+	if err := atLeast0("Limit", p.Limit); err != nil {
+		return service.MessagePage{}, err
+	}
+	p.Limit = min(p.Limit, maxMessagesLimit)
+	p.WindowDays = MaxReadDays // chat_history's cap; a client cannot lift it
+	return s.Messages(ctx, p)
+}
+
+func boundedSearch(s *service.Service, ctx context.Context, p service.SearchParams) (service.SearchResult, error) {
+	if err := errors.Join(atLeast0("Limit", p.Limit), atLeast0("Context", p.Context)); err != nil {
+		return service.SearchResult{}, err
+	}
+	if p.Days < 0 {
+		return service.SearchResult{}, paramErrf("Days must be greater than 0 (0 or absent means the read window, %d days)", MaxReadDays)
+	}
+	floor := s.ReadWindowStart(MaxReadDays)
+	p.Limit = min(p.Limit, service.MaxSearchLimit)
+	p.Context = min(p.Context, service.MaxSearchContext)
+	narrowed := p.Days == 0 || p.Days > MaxReadDays
+	if narrowed {
+		p.Days = MaxReadDays
+	}
+	r, err := s.Search(ctx, p)
+	if err != nil {
+		return r, err
+	}
+	// The index applies the window; this is the second line: no hit or
+	// neighbour older than the window leaves, whatever a date in the query
+	// asked for.
+	hits := r.Hits[:0]
+	for _, h := range r.Hits {
+		if h.Time.Before(floor) {
+			continue
+		}
+		h.Before = recentContext(h.Before, floor)
+		h.After = recentContext(h.After, floor)
+		hits = append(hits, h)
+	}
+	r.Hits, r.MatchCount = hits, len(hits)
+	if narrowed {
+		r.Notes = append(r.Notes, WindowNote)
+	}
+	return r, nil
+}
+
+func recentContext(ms []service.ContextMessage, floor time.Time) []service.ContextMessage {
+	if len(ms) == 0 {
+		return ms
+	}
+	out := ms[:0]
+	for _, m := range ms {
+		if !m.Time.Before(floor) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func boundedReview(s *service.Service, ctx context.Context, p service.ReviewParams) (service.Review, error) {
+	if err := atLeast0("Context", p.Context); err != nil {
+		return service.Review{}, err
+	}
+	p.Context = min(p.Context, maxReviewContext)
+	floor := s.ReadWindowStart(MaxReadDays)
+	r, err := s.Review(ctx, p) // days: (0, 90], refused outside, as the MCP tool
+	if err != nil {
+		return r, err
+	}
+	for _, list := range [][]service.ReviewThread{r.NeedsReply, r.LowPriority} {
+		for i := range list {
+			list[i].Context = recentReview(list[i].Context, floor)
+		}
+	}
+	return r, nil
+}
+
+// recentReview drops a review entry's context messages older than the
+// read window (a thread active in the window brings a few earlier messages
+// as context, which may be older still).
+func recentReview(ms []service.ReviewContext, floor time.Time) []service.ReviewContext {
+	out := ms[:0]
+	for _, m := range ms {
+		if !m.Time.Before(floor) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func serviceExt[P, R any](name string, bodies bool, svc func(context.Context, Backend) (*service.Service, error),

@@ -22,6 +22,14 @@ import (
 // inventory of every thread).
 const ReadWindowDays = 90
 
+// ReadWindowStart is the start of a read window of days ending now by the
+// service's clock (pinned under TIDINGS_NOW). A surface that enforces the
+// window on its answers (the bridge) takes it before it calls the service,
+// so nothing the service returned for the window is dropped.
+func (s *Service) ReadWindowStart(days float64) time.Time {
+	return s.now().Add(-time.Duration(days * float64(24*time.Hour)))
+}
+
 // Participant is a conversation member other than the owner.
 type Participant struct {
 	Handle string `json:"handle"`
