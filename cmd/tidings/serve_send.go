@@ -72,6 +72,27 @@ func (n bookNames) DisplayName(handle string) string {
 	return b.DisplayName(handle)
 }
 
+// HandlesOf implements send.PersonHandles: every phone and address on the
+// card of the person behind handle, so that blocking one of them blocks
+// sending to all of them.
+func (n bookNames) HandlesOf(handle string) []string {
+	b, err := n.b.Book(context.Background())
+	if err != nil || b == nil {
+		return nil
+	}
+	pp, ok := b.Resolve(handle)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(pp.Handles))
+	for _, h := range pp.Handles {
+		out = append(out, h.Key)
+	}
+	return out
+}
+
+var _ send.PersonHandles = bookNames{}
+
 // unavailableSend answers both send tools with the reason sending is not
 // possible in this process.
 type unavailableSend struct{ err error }

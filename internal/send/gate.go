@@ -195,12 +195,28 @@ func (g *Gate) validate(to, text, service, imagePath string) (checked, error) {
 	return c, nil
 }
 
-// allowed checks the recipient against the current read policy. A policy
-// that cannot be loaded refuses, as the policy package does everywhere.
+// PersonHandles is implemented by a NameResolver that also knows a
+// person's other handles (the serve wiring's contacts book). The gate then
+// refuses a recipient when any handle of the person behind it is blocked:
+// blocking someone's number blocks sending to their e-mail address too.
+type PersonHandles interface {
+	// HandlesOf returns every phone and address of the person behind
+	// handle, or nothing when nobody is known.
+	HandlesOf(handle string) []string
+}
+
+// allowed checks the recipient against the current read policy, extended
+// with the recipient's other handles when Names knows them. A policy that
+// cannot be loaded refuses, as the policy package does everywhere.
 func (g *Gate) allowed(address string) (policy.Decision, error) {
 	p, err := g.o.Policy.Current()
 	if err != nil || p == nil {
 		return policy.Decision{}, newErr(CodePolicy, "send gate: the read policy could not be loaded, so nothing can be sent until it is fixed (run tidings doctor)")
+	}
+	if ph, ok := g.o.Names.(PersonHandles); ok {
+		if hs := ph.HandlesOf(address); len(hs) > 0 {
+			p = p.WithPeople([][]string{append(hs, address)})
+		}
 	}
 	return p.AllowHandle(address), nil
 }
