@@ -69,19 +69,24 @@ const (
 )
 
 // slot is one entry of the object table, which holds objects, classes and C
-// strings in order of first appearance.
+// strings in order of first appearance. It holds no pointers, so that
+// filling and recycling the table costs no GC write barriers.
 type slot struct {
 	kind    slotKind
 	done    bool      // object: body fully read (a reference before that is a cycle)
 	ck      classKind // class: known Foundation class
+	lazy    lazyKind  // object: set by the fast path when its value is not built (see fast.go)
 	depth   int32     // class: length of the chain from here to the root
 	super   int32     // class: slot of the superclass, -1 for none
 	cls     int32     // object: slot of its class
+	vi      int32     // 1 + index in decoder.objs of the object value, *Class or CString; 0 before it is built
+	name    strRef    // class name, C string, or a lazy NSString's text
 	version int64     // class version
-	lazy    lazyKind  // object: set by the fast path when val is not built (see fast.go)
-	name    []byte    // class name, C string, or a lazy NSString's text (aliases the blob)
-	val     Value     // object value, *Class, or CString (built once)
 }
+
+// strRef is a byte string of the blob by position (blobs are at most
+// MaxInput bytes).
+type strRef struct{ off, n int32 }
 
 // rawGroup is a group read into the decoder's scratch space: its encoding and
 // the range of its values in decoder.vals.
@@ -99,8 +104,9 @@ func (span) isValue() {}
 type decoder struct {
 	b      []byte
 	pos    int
-	strs   [][]byte
-	slots  []slot
+	strs   []strRef // the shared-string table
+	slots  []slot   // the object table
+	objs   []Value  // values of slots (slot.vi)
 	depth  int
 	budget int
 	// raw makes every object an *Object with its groups (Decode). Without
@@ -129,7 +135,7 @@ func getDecoder(b []byte, raw bool) *decoder {
 }
 
 func putDecoder(d *decoder) {
-	if cap(d.vals) > 4096 || cap(d.slots) > 4096 || cap(d.groups) > 4096 || cap(d.strs) > 4096 ||
+	if cap(d.vals) > 4096 || cap(d.slots) > 4096 || cap(d.groups) > 4096 || cap(d.strs) > 4096 || cap(d.objs) > 4096 ||
 		cap(d.keys) > 4096 || cap(d.items) > 4096 || cap(d.tmpls) > 4096 || cap(d.recs) > 4096 {
 		return // let an unusually large scratch space go
 	}
@@ -150,13 +156,12 @@ func (d *decoder) reset() {
 	}
 	// The other tables only grow within one decode (the fast path's stacks
 	// are cleared as they are popped), so their lengths cover everything
-	// they hold.
-	clear(d.slots)
-	clear(d.strs)
+	// they hold. slots, strs and recs hold no pointers.
+	clear(d.objs)
 	clear(d.keys)
 	clear(d.items)
 	clear(d.tmpls)
-	d.slots, d.strs, d.keys, d.items, d.tmpls, d.recs = d.slots[:0], d.strs[:0], d.keys[:0], d.items[:0], d.tmpls[:0], d.recs[:0]
+	d.slots, d.strs, d.objs, d.keys, d.items, d.tmpls, d.recs = d.slots[:0], d.strs[:0], d.objs[:0], d.keys[:0], d.items[:0], d.tmpls[:0], d.recs[:0]
 	d.pos, d.depth = 0, 0
 	d.budget = budgetBase + budgetPerByte*len(d.b)
 }
@@ -167,10 +172,14 @@ func (d *decoder) errf(format string, args ...any) error {
 
 func (d *decoder) spend(n int) error {
 	d.budget -= n
-	if d.budget < 0 {
-		return d.errf("stream costs more work than its size allows")
+	if d.budget >= 0 {
+		return nil
 	}
-	return nil
+	return d.overBudget()
+}
+
+func (d *decoder) overBudget() error {
+	return d.errf("stream costs more work than its size allows")
 }
 
 // head reads one byte. It and take are small enough to be inlined; their
@@ -301,6 +310,11 @@ func (d *decoder) unsigned(h byte) (uint64, error) {
 
 // ref reads a reference number and checks it against a table of size n.
 func (d *decoder) ref(h byte, n int) (int, error) {
+	if !isTag(h) { // a one-byte reference, the usual case
+		if i := int(int8(h)) - refBase; i < n {
+			return i, nil
+		}
+	}
 	v, err := d.signed(h)
 	if err != nil {
 		return 0, err
@@ -327,29 +341,54 @@ func (d *decoder) unshared(h byte) (s []byte, ok bool, err error) {
 
 // shared reads a string through the shared-string table; ok is false for nil.
 func (d *decoder) shared(h byte) (s []byte, ok bool, err error) {
+	r, ok, err := d.sharedRef(h)
+	return d.str(r), ok, err
+}
+
+// str returns the bytes of r.
+func (d *decoder) str(r strRef) []byte { return d.b[r.off : r.off+r.n] }
+
+// sharedRef is shared, returning the string by position.
+func (d *decoder) sharedRef(h byte) (strRef, bool, error) {
 	switch h {
 	case tagNil:
-		return nil, false, nil
+		return strRef{}, false, nil
 	case tagNew:
 		h2, err := d.head()
 		if err != nil {
-			return nil, false, err
+			return strRef{}, false, err
 		}
 		s, ok, err := d.unshared(h2)
 		if err != nil {
-			return nil, false, err
+			return strRef{}, false, err
 		}
 		if !ok {
-			return nil, false, d.errf("nil literal in the shared-string table")
+			return strRef{}, false, d.errf("nil literal in the shared-string table")
 		}
-		d.strs = append(d.strs, s)
-		return s, true, nil
+		// s is the last len(s) bytes read.
+		r := strRef{off: int32(d.pos - len(s)), n: int32(len(s))}
+		d.strs = append(d.strs, r)
+		return r, true, nil
 	}
 	i, err := d.ref(h, len(d.strs))
 	if err != nil {
-		return nil, false, err
+		return strRef{}, false, err
 	}
 	return d.strs[i], true, nil
+}
+
+// val returns the value of slot k (nil before it is built).
+func (d *decoder) val(k int) Value {
+	if vi := d.slots[k].vi; vi > 0 {
+		return d.objs[vi-1]
+	}
+	return nil
+}
+
+// setVal records v as the value of slot k.
+func (d *decoder) setVal(k int, v Value) {
+	d.objs = append(d.objs, v)
+	d.slots[k].vi = int32(len(d.objs))
 }
 
 // decode reads the whole stream into d.groups/d.vals (top-level groups).
@@ -601,11 +640,13 @@ func typeEnd(enc []byte, i int) (int, error) {
 
 func (d *decoder) enter() error {
 	d.depth++
-	if d.depth > maxDepth {
-		return d.errf("nesting deeper than %d", maxDepth)
+	if d.depth <= maxDepth {
+		return nil
 	}
-	return nil
+	return d.tooDeep()
 }
+
+func (d *decoder) tooDeep() error { return d.errf("nesting deeper than %d", maxDepth) }
 
 // array reads [Nt]: N raw bytes for t = c or C, else N values of type t.
 func (d *decoder) array(enc []byte, i int) (int, error) {
@@ -715,20 +756,22 @@ func (d *decoder) cstring() (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, ok, err := d.shared(h2)
+		r, ok, err := d.sharedRef(h2)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return nil, d.errf("nil C string literal")
 		}
+		s := d.str(r)
 		for _, c := range s {
 			if c == 0 {
 				return nil, d.errf("C string contains NUL")
 			}
 		}
 		v := cstringValue(s)
-		d.slots = append(d.slots, slot{kind: slotCString, name: s, val: v, done: true})
+		d.slots = append(d.slots, slot{kind: slotCString, name: r, done: true})
+		d.setVal(len(d.slots)-1, v)
 		return v, nil
 	}
 	k, err := d.ref(h, len(d.slots))
@@ -738,7 +781,7 @@ func (d *decoder) cstring() (Value, error) {
 	if d.slots[k].kind != slotCString {
 		return nil, d.errf("C string reference %d points to a non-string", k)
 	}
-	return d.slots[k].val, nil
+	return d.val(k), nil
 }
 
 // class reads a class chain whose first head is h and returns the slot of
@@ -763,11 +806,11 @@ func (d *decoder) class(h byte) (int32, error) {
 			if err != nil {
 				return 0, err
 			}
-			name, ok, err := d.shared(nh)
+			name, ok, err := d.sharedRef(nh)
 			if err != nil {
 				return 0, err
 			}
-			if !ok || len(name) == 0 {
+			if !ok || name.n == 0 {
 				return 0, d.errf("class without a name")
 			}
 			vh, err := d.head()
@@ -779,7 +822,7 @@ func (d *decoder) class(h byte) (int32, error) {
 				return 0, err
 			}
 			k := int32(len(d.slots))
-			d.slots = append(d.slots, slot{kind: slotClass, name: name, version: ver, super: -1, ck: kindOf(name), done: true})
+			d.slots = append(d.slots, slot{kind: slotClass, name: name, version: ver, super: -1, ck: kindOf(d.str(name)), done: true})
 			if n == 0 {
 				first = k
 			}
@@ -831,15 +874,15 @@ func (d *decoder) link(first, n, super int32) {
 
 // classValue builds (once) the *Class for a class slot.
 func (d *decoder) classValue(k int32) *Class {
-	s := &d.slots[k]
-	if c, ok := s.val.(*Class); ok {
+	if c, ok := d.val(int(k)).(*Class); ok {
 		return c
 	}
-	c := &Class{Name: string(s.name), Version: s.version}
+	s := d.slots[k]
+	c := &Class{Name: string(d.str(s.name)), Version: s.version}
 	if s.super >= 0 {
 		c.Super = d.classValue(s.super)
 	}
-	d.slots[k].val = c
+	d.setVal(int(k), c)
 	return c
 }
 
@@ -861,7 +904,7 @@ func (d *decoder) object(h byte) (Value, error) {
 		if !s.done {
 			return nil, d.errf("object reference %d is cyclic", k)
 		}
-		return s.val, nil
+		return d.val(k), nil
 	}
 	if err := d.enter(); err != nil {
 		return nil, err
@@ -900,7 +943,8 @@ func (d *decoder) object(h byte) (Value, error) {
 	d.groups = d.groups[:g0]
 	clear(d.vals[v0:])
 	d.vals = d.vals[:v0]
-	d.slots[k].val, d.slots[k].done = v, true
+	d.setVal(k, v)
+	d.slots[k].done = true
 	d.depth--
 	return v, nil
 }

@@ -64,11 +64,12 @@ func (d *decoder) fastBody() (text string, runs []Run, ok bool) {
 	if !ok || ck != ckString {
 		return "", nil, false
 	}
-	tb, ok := d.fastStringBody()
+	tr, ok := d.fastStringBody()
 	if !ok {
 		return "", nil, false
 	}
-	d.slots[ts].name = tb
+	tb := d.str(tr)
+	d.slots[ts].name = tr
 	d.fastDone(ts, nil, lazyString)
 
 	limit := uint64(len(tb)) * 2 // a run of more UTF-16 units cannot fit
@@ -144,6 +145,9 @@ func (d *decoder) encIs(want string) bool {
 	if !ok {
 		return false
 	}
+	if i := int(int8(h)) - refBase; !isTag(h) && i < len(d.strs) {
+		return string(d.str(d.strs[i])) == want // a one-byte reference, the usual case
+	}
 	enc, ok := d.encHead(h)
 	return ok && string(enc) == want
 }
@@ -175,10 +179,13 @@ func (d *decoder) fastNew() (int, classKind, bool) {
 	return k, d.slots[cls].ck, true
 }
 
-// fastDone completes the object in slot k.
+// fastDone completes the object in slot k, whose value is v unless lazy.
 func (d *decoder) fastDone(k int, v Value, lazy lazyKind) {
+	if lazy == lazyNone {
+		d.setVal(k, v)
+	}
 	s := &d.slots[k]
-	s.val, s.done, s.lazy = v, true, lazy
+	s.done, s.lazy = true, lazy
 	d.depth--
 }
 
@@ -189,20 +196,21 @@ func (d *decoder) fastEnd() bool {
 }
 
 // fastStringBody reads an NSString body (one "+" group, then the end tag)
-// and returns its bytes, which must be valid UTF-8.
-func (d *decoder) fastStringBody() ([]byte, bool) {
+// and returns its text, which must be valid UTF-8.
+func (d *decoder) fastStringBody() (strRef, bool) {
 	if !d.encIs("+") {
-		return nil, false
+		return strRef{}, false
 	}
 	h, ok := d.next()
 	if !ok {
-		return nil, false
+		return strRef{}, false
 	}
 	s, ok, err := d.unshared(h)
-	if err != nil || !ok || !d.fastEnd() {
-		return nil, false
+	if err != nil || !ok {
+		return strRef{}, false
 	}
-	return s, utf8.Valid(s)
+	r := strRef{off: int32(d.pos - len(s)), n: int32(len(s))}
+	return r, d.fastEnd() && utf8.Valid(s)
 }
 
 // fastRef resolves an object reference whose head is h.
@@ -217,11 +225,12 @@ func (d *decoder) fastRef(h byte) (Value, bool) {
 	}
 	switch s.lazy {
 	case lazyString:
-		s.val, s.lazy = stringValue(s.name), lazyNone
+		s.lazy = lazyNone
+		d.setVal(k, stringValue(d.str(s.name)))
 	case lazyOpaque:
 		return nil, false
 	}
-	return s.val, true
+	return d.val(k), true
 }
 
 // fastAttributes reads the "@" group after a new run number, nil or a new
@@ -350,9 +359,9 @@ func (d *decoder) fastObject(h byte) (Value, bool) {
 	var v Value
 	switch ck {
 	case ckString:
-		var s []byte
-		if s, ok = d.fastStringBody(); ok {
-			v = stringValue(s)
+		var r strRef
+		if r, ok = d.fastStringBody(); ok {
+			v = stringValue(d.str(r))
 		}
 	case ckNumber:
 		v, ok = d.fastNumber()
@@ -417,13 +426,13 @@ func (d *decoder) fastURL() (Value, bool) {
 		if !ok || ck != ckString {
 			return nil, false
 		}
-		s, ok := d.fastStringBody()
+		r, ok := d.fastStringBody()
 		if !ok {
 			return nil, false
 		}
-		d.slots[k].name = s
+		d.slots[k].name = r
 		d.fastDone(k, nil, lazyString)
-		rel = string(s)
+		rel = string(d.str(r))
 	} else {
 		v, ok := d.fastRef(h)
 		s, ok2 := v.(String)
@@ -450,7 +459,7 @@ func (d *decoder) fastData() (Value, bool) {
 		return nil, false
 	}
 	if h == tagEnd {
-		return Data{}, n == 0
+		return emptyData, n == 0
 	}
 	enc, ok := d.encHead(h)
 	var buf [24]byte
@@ -461,6 +470,9 @@ func (d *decoder) fastData() (Value, bool) {
 	b, err := d.take(uint64(n))
 	if err != nil || !d.fastEnd() {
 		return nil, false
+	}
+	if n == 0 {
+		return emptyData, true
 	}
 	return Data(append([]byte{}, b...)), true
 }

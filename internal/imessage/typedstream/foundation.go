@@ -189,7 +189,7 @@ func (d *decoder) interpret(ck classKind, gs []rawGroup) (Value, error) {
 			return nil, d.bad(ck, "bad length")
 		}
 		if n == 0 && len(gs) == 1 {
-			return Data{}, nil
+			return emptyData, nil
 		}
 		if len(gs) != 2 || string(gs[1].enc) != "["+strconv.Itoa(n)+"c]" {
 			return nil, d.bad(ck, "length does not match its bytes")

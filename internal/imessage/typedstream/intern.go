@@ -19,13 +19,32 @@ var internedStrings = func() map[string]Value {
 	return m
 }()
 
+// internedByLen holds the interned strings by length: finding one costs a
+// length check and a comparison or two, no hashing.
+var internedByLen = func() (t [48][]Value) {
+	for s, v := range internedStrings {
+		if len(s) >= len(t) {
+			panic("typedstream: interned string too long: " + s)
+		}
+		t[len(s)] = append(t[len(s)], v)
+	}
+	return t
+}()
+
 // stringValue returns the String for valid UTF-8 bytes, shared when known.
 func stringValue(b []byte) Value {
-	if v, ok := internedStrings[string(b)]; ok {
-		return v
+	if len(b) < len(internedByLen) {
+		for _, v := range internedByLen[len(b)] {
+			if string(v.(String)) == string(b) {
+				return v
+			}
+		}
 	}
 	return String(b)
 }
+
+// emptyData is the shared empty NSData value (it has no bytes to share).
+var emptyData Value = Data{}
 
 var oneCharCStrings = func() (t [256]Value) {
 	for i := 1; i < 256; i++ {
