@@ -118,10 +118,9 @@ type decoder struct {
 	// putDecoder must then clear.
 	generic bool
 	// Scratch space of the AttributedBody fast path (fast.go): stacks of
-	// the keys and values of nested dictionaries being read, run templates
-	// by dictionary number, and the runs read.
+	// the keys and values of nested dictionaries being read, and the runs
+	// read.
 	keys, items []Value
-	tmpls       []Run
 	recs        []runRec
 }
 
@@ -136,7 +135,7 @@ func getDecoder(b []byte, raw bool) *decoder {
 
 func putDecoder(d *decoder) {
 	if cap(d.vals) > 4096 || cap(d.slots) > 4096 || cap(d.groups) > 4096 || cap(d.strs) > 4096 || cap(d.objs) > 4096 ||
-		cap(d.keys) > 4096 || cap(d.items) > 4096 || cap(d.tmpls) > 4096 || cap(d.recs) > 4096 {
+		cap(d.keys) > 4096 || cap(d.items) > 4096 || cap(d.recs) > 4096 {
 		return // let an unusually large scratch space go
 	}
 	d.reset()
@@ -160,8 +159,7 @@ func (d *decoder) reset() {
 	clear(d.objs)
 	clear(d.keys)
 	clear(d.items)
-	clear(d.tmpls)
-	d.slots, d.strs, d.objs, d.keys, d.items, d.tmpls, d.recs = d.slots[:0], d.strs[:0], d.objs[:0], d.keys[:0], d.items[:0], d.tmpls[:0], d.recs[:0]
+	d.slots, d.strs, d.objs, d.keys, d.items, d.recs = d.slots[:0], d.strs[:0], d.objs[:0], d.keys[:0], d.items[:0], d.recs[:0]
 	d.pos, d.depth = 0, 0
 	d.budget = budgetBase + budgetPerByte*len(d.b)
 }

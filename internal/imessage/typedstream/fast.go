@@ -73,6 +73,10 @@ func (d *decoder) fastBody() (text string, runs []Run, ok bool) {
 	d.fastDone(ts, nil, lazyString)
 
 	limit := uint64(len(tb)) * 2 // a run of more UTF-16 units cannot fit
+	// Run templates by dictionary number - 1, on the stack while they fit:
+	// copying runs into heap scratch would cost GC write barriers.
+	var tbuf [8]Run
+	tmpls := tbuf[:0]
 	for {
 		h, ok := d.next()
 		if !ok {
@@ -93,11 +97,13 @@ func (d *decoder) fastBody() (text string, runs []Run, ok bool) {
 			return "", nil, false
 		}
 		switch {
-		case num.Int == int64(len(d.tmpls))+1:
-			if !d.fastAttributes() {
+		case num.Int == int64(len(tmpls))+1:
+			t, ok := d.fastAttributes()
+			if !ok {
 				return "", nil, false
 			}
-		case num.Int < 1 || num.Int > int64(len(d.tmpls)):
+			tmpls = append(tmpls, t)
+		case num.Int < 1 || num.Int > int64(len(tmpls)):
 			return "", nil, false
 		}
 		if length.Uint > limit {
@@ -114,7 +120,7 @@ func (d *decoder) fastBody() (text string, runs []Run, ok bool) {
 		runs = make([]Run, len(d.recs))
 		loc := 0
 		for i, rec := range d.recs {
-			runs[i] = d.tmpls[rec.tmpl]
+			setRun(&runs[i], &tmpls[rec.tmpl])
 			runs[i].Location, runs[i].Length = loc, rec.length
 			loc += rec.length
 		}
@@ -123,6 +129,36 @@ func (d *decoder) fastBody() (text string, runs []Run, ok bool) {
 		return "", nil, false
 	}
 	return text, runs, true
+}
+
+// setRun sets the zero run *r to the template *t. It writes only the fields
+// t sets: most are empty, and each pointer written to the heap during a GC
+// cycle costs a write barrier.
+func setRun(r, t *Run) {
+	r.Part = t.Part
+	r.OneTimeCode = t.OneTimeCode
+	if t.AttachmentGUID != "" {
+		r.AttachmentGUID = t.AttachmentGUID
+	}
+	if t.Filename != "" {
+		r.Filename = t.Filename
+	}
+	if t.Mention != "" {
+		r.Mention = t.Mention
+	}
+	if t.Link != "" {
+		r.Link = t.Link
+	}
+	if t.Detected != nil {
+		r.Detected = t.Detected
+	}
+	if t.Styles != nil {
+		r.Styles = t.Styles
+	}
+	if t.Transcription != "" {
+		r.Transcription = t.Transcription
+	}
+	r.Attrs = t.Attrs
 }
 
 // runRec is a run read by the fast path: its template (dictionary number
@@ -234,45 +270,43 @@ func (d *decoder) fastRef(h byte) (Value, bool) {
 }
 
 // fastAttributes reads the "@" group after a new run number, nil or a new
-// NSDictionary, and appends its run template to d.tmpls.
-func (d *decoder) fastAttributes() bool {
+// NSDictionary, and returns its run template.
+func (d *decoder) fastAttributes() (Run, bool) {
 	if !d.encIs("@") {
-		return false
+		return Run{}, false
 	}
 	h, ok := d.next()
 	if !ok {
-		return false
+		return Run{}, false
 	}
 	switch h {
 	case tagNil:
-		d.tmpls = append(d.tmpls, Run{Part: -1})
-		return true
+		return Run{Part: -1}, true
 	case tagNew:
 	default:
-		return false // a reference to an earlier dictionary
+		return Run{}, false // a reference to an earlier dictionary
 	}
 	k, ck, ok := d.fastNew()
 	if !ok || ck != ckDictionary {
-		return false
+		return Run{}, false
 	}
 	n, ok := d.fastCount()
 	if !ok {
-		return false
+		return Run{}, false
 	}
 	var b runBuilder
 	b.start(n)
 	for i := 0; i < n; i++ {
 		key, val, ok := d.fastEntry()
 		if !ok || !b.add(key, val) {
-			return false
+			return Run{}, false
 		}
 	}
 	if !d.fastEnd() {
-		return false
+		return Run{}, false
 	}
 	d.fastDone(k, nil, lazyOpaque)
-	d.tmpls = append(d.tmpls, b.run())
-	return true
+	return b.run(), true
 }
 
 // pop drops the keys and items above start.
