@@ -31,6 +31,14 @@ const (
 	safetyPoll   = 250 * time.Millisecond
 )
 
+// DefaultSendTimeout is how long a client waits for a send's answer: the
+// helper shows a native confirmation that waits up to 60 s for the user
+// (seed: "cancelling or waiting 60 seconds aborts the send"), then hands
+// the message to Messages (bounded at 30 s) and checks its delivery. A
+// client that gave up after the usual 15 s would report a failure for a
+// message the user then approves — and invite a second send.
+const DefaultSendTimeout = 3 * time.Minute
+
 // ErrTimeout is wrapped by a call that got no response in time.
 var ErrTimeout = errors.New("bridge helper did not answer in time")
 
@@ -58,6 +66,9 @@ type Client struct {
 	dir string
 	// Timeout bounds each call (default 15 s, the seed's polling budget).
 	Timeout time.Duration
+	// SendTimeout is the least a send call waits, whatever Timeout says
+	// (default DefaultSendTimeout).
+	SendTimeout time.Duration
 	// Version is the protocol the client speaks: "1.3" (default) or "1.2",
 	// which omits protocol_version from requests, exactly as a 1.2 client.
 	Version string
@@ -75,7 +86,7 @@ type Client struct {
 
 // NewClient returns a client for the bridge folder dir.
 func NewClient(dir string) *Client {
-	return &Client{dir: dir, Timeout: DefaultTimeout, Version: Version13, waiters: map[string]chan struct{}{}}
+	return &Client{dir: dir, Timeout: DefaultTimeout, SendTimeout: DefaultSendTimeout, Version: Version13, waiters: map[string]chan struct{}{}}
 }
 
 // Dir is the bridge folder.
@@ -231,10 +242,7 @@ func (c *Client) send(ctx context.Context, id, action string, data []byte) (*Res
 		return nil, fmt.Errorf("publish bridge request: %w", err)
 	}
 
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := c.timeout(action)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	period := safetyPoll
@@ -266,6 +274,22 @@ func (c *Client) send(ctx context.Context, id, action string, data []byte) (*Res
 	}
 }
 
+// timeout is how long a call of action waits for its answer.
+func (c *Client) timeout(action string) time.Duration {
+	t := c.Timeout
+	if t <= 0 {
+		t = DefaultTimeout
+	}
+	if action == ActionSend {
+		st := c.SendTimeout
+		if st <= 0 {
+			st = DefaultSendTimeout
+		}
+		t = max(t, st)
+	}
+	return t
+}
+
 func (r *Response) err(action string) error {
 	if r.OK {
 		return nil
@@ -285,8 +309,12 @@ func (c *Client) timeoutError(req *dir, id, action string, timeout time.Duration
 			"(System Settings → Privacy & Security → Full Disk Access → add the helper); see `tidings doctor`",
 			ErrTimeout, action, timeout, req.path, filepath.Dir(filepath.Dir(req.path)))
 	}
-	return fmt.Errorf("%w: the helper took the %s request %s but did not answer within %s; it may be busy, stuck or have crashed (without Full Disk Access it cannot open the messages database): see %s",
-		ErrTimeout, action, id, timeout, filepath.Join(filepath.Dir(req.path), LogName))
+	warn := ""
+	if action == ActionSend {
+		warn = "; the message may still be sent if the confirmation is approved: read the conversation before sending again"
+	}
+	return fmt.Errorf("%w: the helper took the %s request %s but did not answer within %s; it may be busy, stuck or have crashed (without Full Disk Access it cannot open the messages database): see %s%s",
+		ErrTimeout, action, id, timeout, filepath.Join(filepath.Dir(req.path), LogName), warn)
 }
 
 // take reads, removes and parses response-<id>.json. A missing file is

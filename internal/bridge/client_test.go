@@ -283,3 +283,43 @@ func TestWatchCancelledIsCleanEnd(t *testing.T) {
 		t.Errorf("Watch on a cancelled context: %v, want nil", err)
 	}
 }
+
+// TestClientSendWaitsForTheDialog: a send waits for its answer at least
+// SendTimeout (the helper's confirmation dialog alone may take 60 s),
+// whatever Timeout says; a send that still gets no answer says the message
+// may yet go out.
+func TestClientSendWaitsForTheDialog(t *testing.T) {
+	h := newHarness(t, "")
+	fakeHelper(t, h.dir, func(req map[string]any) any {
+		switch req["action"] {
+		case ActionSend:
+			if req["params"].(map[string]any)["text"] == "never" {
+				return nil // taken, never answered
+			}
+			time.Sleep(400 * time.Millisecond) // the user reads the dialog
+			return map[string]any{"id": req["id"], "ok": true, "action": ActionSend, "sent": map[string]any{"to": "+14155551234"}}
+		case ActionSearch:
+			time.Sleep(400 * time.Millisecond)
+			return map[string]any{"id": req["id"], "ok": true, "action": ActionSearch}
+		}
+		return nil
+	})
+	c := NewClient(h.dir)
+	defer c.Close()
+	if c.SendTimeout != DefaultSendTimeout || c.timeout(ActionSend) != DefaultSendTimeout || c.timeout(ActionSearch) != DefaultTimeout {
+		t.Fatalf("defaults: send %v, search %v", c.timeout(ActionSend), c.timeout(ActionSearch))
+	}
+	c.Timeout, c.SendTimeout = 150*time.Millisecond, 3*time.Second
+	ctx := context.Background()
+	if _, err := c.Call(ctx, ActionSearch, map[string]any{"term": "x"}); !errors.Is(err, ErrTimeout) {
+		t.Errorf("a slow search must time out at Timeout: %v", err)
+	}
+	if r, err := c.Call(ctx, ActionSend, map[string]any{"to": "+14155551234", "text": "hi", "send_nonce": "n"}); err != nil || !r.OK {
+		t.Errorf("a send answered after Timeout but within SendTimeout: %v", err)
+	}
+	c.SendTimeout = 200 * time.Millisecond
+	_, err := c.Call(ctx, ActionSend, map[string]any{"to": "+14155551234", "text": "never", "send_nonce": "n"})
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "may still be sent") {
+		t.Errorf("unanswered send: %v", err)
+	}
+}

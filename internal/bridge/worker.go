@@ -37,6 +37,9 @@ const (
 const (
 	DefaultResponseTTL = time.Hour
 	DefaultTempTTL     = 10 * time.Minute
+	// DefaultNonceMaxAge: a send-preview nonce is valid for 60 s (seed:
+	// send_nonce_ttl_seconds); a file in nonces/ older than this is dead.
+	DefaultNonceMaxAge = 10 * time.Minute
 	DefaultRescan      = 2 * time.Second
 	DefaultReapEvery   = time.Minute
 	DefaultParallel    = 4
@@ -75,7 +78,9 @@ type Options struct {
 	// TempTTL: temp files older than this are reaped (default 10 min).
 	// Rescan: Watch's safety-net rescan period (default 2 s).
 	// ReapEvery: how often Watch reaps (default 1 min; Drain always does).
-	ResponseTTL, TempTTL, Rescan, ReapEvery time.Duration
+	// NonceMaxAge: files in nonces/ older than this are reaped (default
+	// 10 min; the seed's nonces are "TTL-reaped on every helper run").
+	ResponseTTL, TempTTL, Rescan, ReapEvery, NonceMaxAge time.Duration
 }
 
 // Worker serves a bridge folder. Create it with NewWorker; call Drain (the
@@ -139,6 +144,9 @@ func NewWorker(o Options) (*Worker, error) {
 	}
 	if o.TempTTL <= 0 {
 		o.TempTTL = DefaultTempTTL
+	}
+	if o.NonceMaxAge <= 0 {
+		o.NonceMaxAge = DefaultNonceMaxAge
 	}
 	if o.Rescan <= 0 {
 		o.Rescan = DefaultRescan
@@ -546,7 +554,13 @@ func (w *Worker) refuseDuplicate(id, name string, st *Stats) error {
 	w.count(func() { st.Duplicates++ })
 	w.log.Warn("refusing a repeated request id", "id", id)
 	if _, err := w.responses.lstat(ResponseName(id)); err != nil {
-		body := w.errorResponse(id, Version12, &RequestError{Code: CodeDuplicateID,
+		version := Version12 // a 1.3 client gets its error_code (duplicate_id)
+		if fi, err := w.requests.lstat(name); err == nil {
+			if data, err := w.readRequest(name, fi); err == nil {
+				version = versionHint(data)
+			}
+		}
+		body := w.errorResponse(id, version, &RequestError{Code: CodeDuplicateID,
 			Msg: "request id was already used in this bridge folder; every request needs a new unique id (a UUID)"})
 		if err := w.responses.writeAtomic(ResponseName(id), tempName(id), body.data); err != nil {
 			return fmt.Errorf("write response for %s: %w", id, err)
@@ -893,8 +907,11 @@ func (w *Worker) errorResponse(id, version string, err error) reply {
 	return reply{data: body, code: code}
 }
 
-// reap removes responses older than ResponseTTL and temp files (the
-// worker's and clients') older than TempTTL.
+// reap removes responses older than ResponseTTL, temp files (the
+// worker's and clients') older than TempTTL, and send-preview nonces older
+// than NonceMaxAge — on every helper run, as the seed says, not only when
+// the send gate next runs (a preview never followed by a send would
+// otherwise leave its nonce file behind for good).
 func (w *Worker) reap(now time.Time, st *Stats) {
 	sweep := func(d *dir, match func(string) (time.Duration, bool)) {
 		names, err := d.names()
@@ -928,6 +945,7 @@ func (w *Worker) reap(now time.Time, st *Stats) {
 	sweep(w.requests, func(n string) (time.Duration, bool) {
 		return w.opts.TempTTL, strings.HasPrefix(n, ".request-") && strings.HasSuffix(n, ".tmp")
 	})
+	sweep(w.nonces, func(string) (time.Duration, bool) { return w.opts.NonceMaxAge, true })
 }
 
 // status builds the status answer for a request of version v.

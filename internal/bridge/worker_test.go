@@ -180,7 +180,7 @@ func TestResponseFiles(t *testing.T) {
 func TestReaping(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, "", func(o *Options) { o.Now = func() time.Time { return now } })
-	resp, reqs := h.path(ControlDir, ResponsesDir), h.path(ControlDir, RequestsDir)
+	resp, reqs, nonces := h.path(ControlDir, ResponsesDir), h.path(ControlDir, RequestsDir), h.path(NoncesDir)
 	files := map[string]time.Duration{ // path → age
 		filepath.Join(resp, "response-old.json"):          61 * time.Minute,
 		filepath.Join(resp, "response-young.json"):        59 * time.Minute,
@@ -189,20 +189,29 @@ func TestReaping(t *testing.T) {
 		filepath.Join(reqs, ".request-stale.json.tmp"):    11 * time.Minute,
 		filepath.Join(reqs, ".request-inflight.json.tmp"): time.Second,
 		filepath.Join(resp, "keep.txt"):                   48 * time.Hour,
+		// Nonces live 60 s; dead ones go on every run, not only when the
+		// send gate next runs.
+		filepath.Join(nonces, "old-nonce-never-used"): 11 * time.Minute,
+		filepath.Join(nonces, ".used-old-crashed"):    time.Hour,
+		filepath.Join(nonces, "young-nonce"):          30 * time.Second,
 	}
 	for p, age := range files {
 		must(t, os.WriteFile(p, []byte("{}"), 0o600))
 		at := now.Add(-age)
 		must(t, os.Chtimes(p, at, at))
 	}
+	must(t, os.Mkdir(filepath.Join(nonces, "old-dir"), 0o700))
 	st := h.drain()
-	if st.Reaped != 3 {
-		t.Errorf("reaped %d, want 3", st.Reaped)
+	if st.Reaped != 5 {
+		t.Errorf("reaped %d, want 5", st.Reaped)
+	}
+	if _, err := os.Stat(filepath.Join(nonces, "old-dir")); err != nil {
+		t.Errorf("a directory in nonces/ was removed: %v", err)
 	}
 	for p, age := range files {
 		_, err := os.Lstat(p)
 		gone := err != nil
-		wantGone := strings.Contains(p, "old") || strings.Contains(p, "stale")
+		wantGone := strings.Contains(filepath.Base(p), "old") || strings.Contains(p, "stale")
 		if gone != wantGone {
 			t.Errorf("%s (age %v): gone = %v, want %v", filepath.Base(p), age, gone, wantGone)
 		}
@@ -274,6 +283,14 @@ func TestRepeatedIDRefused(t *testing.T) {
 	got := h.roundTrip("dup", request("dup", "status", nil, ""))
 	if got["ok"] != false || !strings.Contains(got["error"].(string), "already used") {
 		t.Errorf("repeat: %v", got)
+	}
+	if _, has := got["error_code"]; has {
+		t.Errorf("a 1.2 repeat carries error_code: %v", got)
+	}
+	// A 1.3 client gets its error_code.
+	got = h.roundTrip("dup", request("dup", "status", nil, "1.3"))
+	if got["ok"] != false || got["error_code"] != CodeDuplicateID {
+		t.Errorf("1.3 repeat: %v", got)
 	}
 	// A new worker (a restart) remembers.
 	h.w.Close()
