@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -489,4 +491,28 @@ func FuzzAttributedBodyFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		agree(t, "input", b)
 	})
+}
+
+// TestFastPathSeedCorpus keeps the committed seed corpus of
+// FuzzAttributedBodyFastPath (the edge cases above) equal to what the encoder
+// writes today (go test -run TestFastPathSeedCorpus -update rewrites it).
+func TestFastPathSeedCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzAttributedBodyFastPath")
+	for _, c := range fastEdgeCases(t) {
+		path := filepath.Join(dir, "seed-"+strings.ReplaceAll(c.name, " ", "-"))
+		want := corpusFile(c.blob)
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is stale or missing (run with -update): %v", path, err)
+		}
+	}
 }
