@@ -28,22 +28,16 @@ type StatsParams struct {
 }
 
 // ResponseStats is get_response_stats' result: the seed's response_stats
-// fields. The second figures are null without a sample (never a false 0).
+// fields. The figures (hours through total_outbound_messages) are
+// triage's, whose second figures are null without a sample (never a false
+// 0); Stats.Samples is left empty (it is not part of the result).
 type ResponseStats struct {
 	ChatQuery      string            `json:"chat_query"`
 	ResolvedSubstr string            `json:"resolved_substr"`
 	Contact        string            `json:"contact,omitempty"`
 	Conversations  []ConversationRef `json:"conversations"`
-	Hours          float64           `json:"hours"`
-	SampleSize     int               `json:"sample_size"`
-	AvgSeconds     *int64            `json:"avg_seconds"`
-	AvgHuman       string            `json:"avg_human"`
-	MedianSeconds  *int64            `json:"median_seconds"`
-	MinSeconds     *int64            `json:"min_seconds"`
-	MaxSeconds     *int64            `json:"max_seconds"`
-	TotalInbound   int               `json:"total_inbound_messages"`
-	TotalOutbound  int               `json:"total_outbound_messages"`
-	Note           string            `json:"note,omitempty"`
+	triage.Stats
+	Note string `json:"note,omitempty"`
 }
 
 // ResponseStats measures how fast the owner replies to one person or
@@ -100,9 +94,8 @@ func (s *Service) ResponseStats(ctx context.Context, prm StatsParams) (ResponseS
 		}
 	}
 	st := triage.ResponseStats(msgs, now, hours)
-	out := ResponseStats{ChatQuery: output.Field(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Hours: hours,
-		SampleSize: st.SampleSize, AvgSeconds: st.AvgSeconds, AvgHuman: st.AvgHuman, MedianSeconds: st.MedianSeconds,
-		MinSeconds: st.MinSeconds, MaxSeconds: st.MaxSeconds, TotalInbound: st.TotalInbound, TotalOutbound: st.TotalOutbound}
+	st.Samples = nil
+	out := ResponseStats{ChatQuery: output.Field(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Stats: st}
 	if t.person != nil {
 		out.Contact = output.Field(t.person.Name)
 	}
