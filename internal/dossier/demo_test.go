@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testfixture"
 )
 
 // TestDemoDossiers builds dossiers from the demo data set (read back
@@ -21,16 +21,7 @@ func TestDemoDossiers(t *testing.T) {
 	}
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
-	dir := t.TempDir()
-	res, err := demo.Generate(ctx, demo.Options{Dir: dir, Messages: demo.MinMessages() + 3000, Seed: 7, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := imessage.Open(ctx, res.ChatDB, imessage.Options{Home: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, res := testfixture.Demo(t, now)
 	convs, err := r.Conversations(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/testfixture"
 )
 
 type historiesFile struct {
@@ -44,29 +45,6 @@ type histMsg struct {
 	Group   bool   `json:"group"`
 }
 
-// parseAgo reads "3d2h", "90m".
-func parseAgo(s string) (time.Duration, error) {
-	var d time.Duration
-	rest := s
-	for rest != "" {
-		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 0 || i == len(rest) {
-			return 0, fmt.Errorf("bad duration %q", s)
-		}
-		n, _ := strconv.Atoi(rest[:i])
-		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}[rest[i]]
-		if unit == 0 {
-			return 0, fmt.Errorf("bad unit in %q", s)
-		}
-		d += time.Duration(n) * unit
-		rest = rest[i+1:]
-	}
-	return d, nil
-}
-
 func loadHistories(t testing.TB, path string) (historiesFile, *time.Location) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -84,7 +62,7 @@ func (h history) messages(t testing.TB, now time.Time) []Message {
 	t.Helper()
 	var out []Message
 	for _, hm := range h.Messages {
-		ago, err := parseAgo(hm.Ago)
+		ago, err := testfixture.ParseAgo(hm.Ago)
 		if err != nil {
 			t.Fatalf("%s/%s: %v", h.ID, hm.ID, err)
 		}

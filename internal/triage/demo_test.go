@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
-	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testfixture"
 )
 
 // demoThreads generates the demo data set, reads it back through the
@@ -19,17 +19,8 @@ import (
 // does (contacts resolve names; messages since `since`).
 func demoThreads(t *testing.T, now, since time.Time) ([]Thread, *demo.Result) {
 	t.Helper()
-	dir := t.TempDir()
 	ctx := context.Background()
-	res, err := demo.Generate(ctx, demo.Options{Dir: dir, Messages: demo.MinMessages() + 3000, Seed: 7, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := imessage.Open(ctx, res.ChatDB, imessage.Options{Home: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, res := testfixture.Demo(t, now)
 	cards, err := contacts.ReadVCardFile(res.Contacts)
 	if err != nil {
 		t.Fatal(err)

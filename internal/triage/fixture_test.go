@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testfixture"
 )
 
 // The labelled set's file format (testdata/labelled.json).
@@ -54,29 +54,6 @@ type fixtureMessage struct {
 		Type string `json:"type"`
 		Ago  string `json:"ago"`
 	} `json:"reactions"`
-}
-
-// parseAgo reads "3d2h", "90m", "1h50m", "45s".
-func parseAgo(s string) (time.Duration, error) {
-	var d time.Duration
-	rest := s
-	for rest != "" {
-		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 0 || i == len(rest) {
-			return 0, fmt.Errorf("bad duration %q", s)
-		}
-		n, _ := strconv.Atoi(rest[:i])
-		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}[rest[i]]
-		if unit == 0 {
-			return 0, fmt.Errorf("bad unit in %q", s)
-		}
-		d += time.Duration(n) * unit
-		rest = rest[i+1:]
-	}
-	return d, nil
 }
 
 func loadLabelled(t testing.TB, path string) (labelledFile, []Thread, Options) {
@@ -128,7 +105,7 @@ func (lt labelledThread) thread(f labelledFile) (Thread, error) {
 		return "", false, fmt.Errorf("unknown sender %q", from)
 	}
 	for j, fm := range lt.Messages {
-		ago, err := parseAgo(fm.Ago)
+		ago, err := testfixture.ParseAgo(fm.Ago)
 		if err != nil {
 			return th, err
 		}
@@ -156,7 +133,7 @@ func (lt labelledThread) thread(f labelledFile) (Thread, error) {
 			m.Runs = append(m.Runs, model.Run{Part: 0, OneTimeCode: true})
 		}
 		for _, r := range fm.Reactions {
-			rago, err := parseAgo(r.Ago)
+			rago, err := testfixture.ParseAgo(r.Ago)
 			if err != nil {
 				return th, err
 			}
