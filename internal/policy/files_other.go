@@ -5,42 +5,13 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 )
 
-type fileTrust int
-
-const (
-	userFile fileTrust = iota
-	rootFile
-)
-
-type stamp struct {
-	path   string
-	exists bool
-	size   int64
-	mtime  int64
-	ino    uint64
-	dev    uint64
-	mode   fs.FileMode
-	uid    uint32
-}
-
+// stampOf has no inode, device or owner to record here.
 func stampOf(path string, fi fs.FileInfo) stamp {
 	return stamp{path: path, exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
-}
-
-func statStamp(path string) (stamp, error) {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return stamp{path: path}, nil
-	}
-	if err != nil {
-		return stamp{}, err
-	}
-	return stampOf(path, fi), nil
 }
 
 func checkContactsDir(path string) error {
@@ -78,12 +49,9 @@ func readSafe(path string, trust fileTrust) ([]byte, stamp, error) {
 		return nil, stamp{}, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFileSz+1))
+	data, err := readLimited(f, path)
 	if err != nil {
 		return nil, stamp{}, err
-	}
-	if len(data) > maxPolicyFileSz {
-		return nil, stamp{}, fmt.Errorf("%s is larger than %d bytes", path, maxPolicyFileSz)
 	}
 	return data, stampOf(path, fi), nil
 }

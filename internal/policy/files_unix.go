@@ -5,19 +5,10 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
-)
-
-// fileTrust says who must own a policy file.
-type fileTrust int
-
-const (
-	userFile fileTrust = iota // the current user (or root)
-	rootFile                  // root only, single link, root-owned ancestors
 )
 
 // Test hooks: the owner a hardened list must have, and the directory at
@@ -27,18 +18,6 @@ var (
 	hardenedTrustRoot        = "/"
 )
 
-// stamp identifies a file's version cheaply (one lstat).
-type stamp struct {
-	path   string
-	exists bool
-	size   int64
-	mtime  int64
-	ino    uint64
-	dev    uint64
-	mode   fs.FileMode
-	uid    uint32
-}
-
 func stampOf(path string, fi fs.FileInfo) stamp {
 	st := stamp{path: path, exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -47,18 +26,6 @@ func stampOf(path string, fi fs.FileInfo) stamp {
 		st.uid = sys.Uid
 	}
 	return st
-}
-
-// statStamp returns the current stamp of path without following symlinks.
-func statStamp(path string) (stamp, error) {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return stamp{path: path}, nil
-	}
-	if err != nil {
-		return stamp{}, err
-	}
-	return stampOf(path, fi), nil
 }
 
 func ownerOK(uid uint32, trust fileTrust) bool {
@@ -147,12 +114,9 @@ func readSafe(path string, trust fileTrust) ([]byte, stamp, error) {
 	if fi.Size() > maxPolicyFileSz {
 		return nil, stamp{}, fmt.Errorf("%s is larger than %d bytes", path, maxPolicyFileSz)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFileSz+1))
+	data, err := readLimited(f, path)
 	if err != nil {
-		return nil, stamp{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(data) > maxPolicyFileSz {
-		return nil, stamp{}, fmt.Errorf("%s is larger than %d bytes", path, maxPolicyFileSz)
+		return nil, stamp{}, err
 	}
 	return data, stampOf(path, fi), nil
 }
