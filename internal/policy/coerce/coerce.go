@@ -199,30 +199,12 @@ func read(v any, name, rng string) (f float64, present bool, err error) {
 		return readString(x, bad)
 	case bool:
 		return 0, false, bad("a boolean")
-	case float64:
-		return checkFloat(x, bad)
-	case float32:
-		return checkFloat(float64(x), bad)
-	case int:
-		return checkInt(int64(x), bad)
-	case int8:
-		return checkInt(int64(x), bad)
-	case int16:
-		return checkInt(int64(x), bad)
-	case int32:
-		return checkInt(int64(x), bad)
-	case int64:
-		return checkInt(x, bad)
-	case uint:
-		return checkUint(uint64(x), bad)
-	case uint8:
-		return checkUint(uint64(x), bad)
-	case uint16:
-		return checkUint(uint64(x), bad)
-	case uint32:
-		return checkUint(uint64(x), bad)
-	case uint64:
-		return checkUint(x, bad)
+	case float32, float64:
+		return checkFloat(reflect.ValueOf(x).Float(), bad)
+	case int, int8, int16, int32, int64:
+		return checkInt(reflect.ValueOf(x).Int(), bad)
+	case uint, uint8, uint16, uint32, uint64:
+		return checkUint(reflect.ValueOf(x).Uint(), bad)
 	}
 	switch reflect.ValueOf(v).Kind() {
 	case reflect.Map, reflect.Struct:
