@@ -36,11 +36,23 @@ type FileBook struct {
 	OnLoad func(ctx context.Context, cards map[string][]model.Contact) error
 	Logger func(msg string, args ...any)
 
-	mu      sync.Mutex
-	book    *contacts.Book
-	sig     string
-	checked time.Time
-	err     error
+	mu        sync.Mutex
+	book      *contacts.Book
+	sig       string
+	checked   time.Time
+	err       error
+	listeners []func(*contacts.Book)
+}
+
+// notify calls fn with every book loaded from now on, and at once with the
+// current one if there is one. fn must not block or call back into f.
+func (f *FileBook) notify(fn func(*contacts.Book)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listeners = append(f.listeners, fn)
+	if f.book != nil {
+		fn(f.book)
+	}
 }
 
 // Book implements ContactBook.
@@ -96,6 +108,9 @@ func (f *FileBook) Book(ctx context.Context) (*contacts.Book, error) {
 		}
 	}
 	f.book, f.sig, f.err = b, sig, nil
+	for _, fn := range f.listeners {
+		fn(b)
+	}
 	return b, nil
 }
 

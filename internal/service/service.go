@@ -110,6 +110,9 @@ type Service struct {
 	region   string
 	log      *slog.Logger
 
+	// people makes the policy person-aware when there is an address book.
+	people *peopleSource
+
 	applyMu   sync.Mutex
 	appliedFP string // fingerprint of the last policy the index was purged for
 	dossierMu sync.Mutex
@@ -147,6 +150,14 @@ func New(opts Options) (*Service, error) {
 	}
 	if s.summWait <= 0 {
 		s.summWait = summaryWait
+	}
+	if s.book != nil {
+		// Blocking one handle of a person blocks all of theirs: the gate
+		// (which the index shares) learns who is who from the book.
+		s.people = s.gate.linkPeople()
+		if fb, ok := s.book.(*FileBook); ok {
+			fb.notify(s.people.setBook)
+		}
 	}
 	return s, nil
 }
@@ -187,6 +198,7 @@ var ErrPolicy = errors.New("read policy unavailable")
 // closed) and, when the policy changed since the index was last purged for
 // it, purges the threads it now blocks.
 func (s *Service) begin(ctx context.Context) (*policy.Policy, error) {
+	s.notePeople(ctx)
 	p, err := s.gate.Refresh()
 	if err != nil {
 		return nil, &Error{Msg: "the read policy could not be loaded, so nothing can be read until it is fixed: " + err.Error() +
@@ -194,6 +206,18 @@ func (s *Service) begin(ctx context.Context) (*policy.Policy, error) {
 	}
 	s.applyPolicy(ctx, p)
 	return p, nil
+}
+
+// notePeople hands the current address book to the person-aware policy
+// before it is read (a book that cannot be loaded leaves the last one; the
+// request reports the error where it needs names).
+func (s *Service) notePeople(ctx context.Context) {
+	if s.people == nil {
+		return
+	}
+	if b, err := s.contactBook(ctx); err == nil {
+		s.people.setBook(b)
+	}
 }
 
 // applyPolicy purges threads that became blocked when p's fingerprint
@@ -234,6 +258,7 @@ func (s *Service) WatchPolicy(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			s.notePeople(ctx)
 			p, err := s.gate.Refresh()
 			if err != nil {
 				s.log.Warn("read policy could not be loaded; reads are refused until it is fixed", "err", err)

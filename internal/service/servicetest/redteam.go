@@ -1,0 +1,203 @@
+package servicetest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tidings-mcp/tidings/internal/imessage/typedstream"
+)
+
+// Red-team sentinels: each marks one way a blocked person's content could
+// reach an answer besides their own direct thread (which Sentinels cover).
+const (
+	// SecondHandleSentinel is in the direct thread with the blocked
+	// person's e-mail address (their card's second handle).
+	SecondHandleSentinel = "SECONDHANDLESENTINEL"
+	// FormerMemberSentinel is a message the blocked person wrote in an
+	// allowed group they have since left.
+	FormerMemberSentinel = "FORMERMEMBERSENTINEL"
+	// TwoChatSentinel is one message row joined to both the blocked thread
+	// and an allowed one.
+	TwoChatSentinel = "TWOCHATSENTINEL"
+	// FormattedHandleSentinel is in a thread whose handle is the blocked
+	// number written with Unicode punctuation and digits.
+	FormattedHandleSentinel = "FORMATTEDHANDLESENTINEL"
+	// TwoChatMineSentinel is a message of the owner's joined to the
+	// blocked thread and to an allowed one (the unknown number's).
+	TwoChatMineSentinel = "TWOCHATMINESENTINEL"
+)
+
+// RedTeamSentinels are the tokens of [BuildRedTeam] that no answer may
+// carry once the blocked person is blocked.
+var RedTeamSentinels = []string{SecondHandleSentinel, FormerMemberSentinel, TwoChatSentinel, FormattedHandleSentinel, TwoChatMineSentinel}
+
+// Red-team fixture ids.
+const (
+	FormerGroupID  = "chat900100300" // an allowed group the blocked person left
+	OTPMarkedGUID  = "fx-otp-marked" // a code only Apple's run marks
+	OTPMarkedCode  = "503917"
+	QuoteNameEmail = "quote.name@example.com"
+	// QuoteCard is a card number (Luhn-valid) in a short question from the
+	// person whose name carries a quotation mark.
+	QuoteCard = "4111111111111111"
+	// SubjectCard is a card number in a message subject.
+	SubjectCard = "5555 5555 5555 4444"
+)
+
+// Secrets are strings of the fixture that redaction must mask wherever
+// they would leave (bodies, subjects, snippets, triage reasons), besides
+// OTPMarkedCode, which only Apple's one-time-code run marks.
+var Secrets = []string{"4111 1111 1111 1111", "482913", "771204", QuoteCard, SubjectCard}
+
+// BuildRedTeam writes the hand-made fixture (BuildFixture) and adds the
+// red team's rows: the blocked person's second handle, an allowed group
+// they left (their old messages and the leave event), a reaction and a
+// reply in an allowed thread that point at a blocked message, one message
+// row in both a blocked and an allowed chat, the blocked number written
+// with Unicode digits and dashes, an Apple-marked one-time code the
+// redactor's own rules do not catch, a person whose name carries a
+// quotation mark (asking about a card number), the blocked person's
+// reaction in the group they left, one of the owner's messages joined to
+// the blocked thread and to an allowed one, and a card number in a
+// message subject.
+func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
+	t.Helper()
+	chatDB, vcf = BuildFixture(t, dir)
+	db, err := sql.Open("sqlite", chatDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	for _, h := range []struct {
+		id      int
+		handle  string
+		service string
+	}{{20, "zanzi@sentinel.example", "iMessage"}, {21, "\uff0b\uff11 415\u2011555\u20110002", "SMS"}, {22, QuoteNameEmail, "iMessage"}} {
+		exec("INSERT INTO handle (ROWID, id, country, service) VALUES (?, ?, 'us', ?)", h.id, h.handle, h.service)
+	}
+	for _, c := range []struct {
+		id             int
+		guid, ident    string
+		style          int
+		service, title string
+		members        []int
+	}{
+		{20, "iMessage;-;zanzi@sentinel.example", "zanzi@sentinel.example", 45, "iMessage", "", []int{20}},
+		{21, "iMessage;+;" + FormerGroupID, FormerGroupID, 43, "iMessage", "Book club", []int{1, 3}},
+		{22, "SMS;-;\uff0b\uff11 415\u2011555\u20110002", "\uff0b\uff11 415\u2011555\u20110002", 45, "SMS", "", []int{21}},
+		{23, "iMessage;-;" + QuoteNameEmail, QuoteNameEmail, 45, "iMessage", "", []int{22}},
+	} {
+		exec(`INSERT INTO chat (ROWID, guid, style, state, chat_identifier, service_name, display_name, is_archived)
+			VALUES (?, ?, ?, 3, ?, ?, ?, 0)`, c.id, c.guid, c.style, c.ident, c.service, c.title)
+		for _, m := range c.members {
+			exec("INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)", c.id, m)
+		}
+	}
+	otpBody, err := typedstream.EncodeAttributedBody("Acme: "+OTPMarkedCode, []typedstream.Run{
+		{Start: 0, End: 6, Part: 0}, {Start: 6, End: 6 + len(OTPMarkedCode), Part: 0, OneTimeCode: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := time.Hour
+	type msg struct {
+		rowid     int
+		chats     []int
+		handle    int
+		ago       time.Duration
+		text      string
+		guid      string
+		assocType int
+		assocGUID string
+		replyTo   string
+		itemType  int
+		action    int
+		other     int
+		body      []byte
+		subject   string
+	}
+	for _, m := range []msg{
+		{rowid: 100, chats: []int{20}, handle: 20, ago: 7 * h, text: SecondHandleSentinel + " from my e-mail address", guid: "rt-second-1"},
+		{rowid: 101, chats: []int{21}, handle: 2, ago: 40 * h, text: FormerMemberSentinel + " see you at book club", guid: "rt-former-1"},
+		{rowid: 102, chats: []int{21}, handle: 1, ago: 39 * h, text: "Which book is next?", guid: "rt-former-2"},
+		{rowid: 103, chats: []int{21}, handle: 3, ago: 38 * h, itemType: 1, action: 1, other: 2, guid: "rt-former-left"},
+		{rowid: 104, chats: []int{1}, handle: 1, ago: 5*h - time.Minute, text: "Loved \u201cQZXSENTINELBODY my therapist says quokkablockedword\u201d",
+			assocType: 2000, assocGUID: "p:0/fx-blocked-1", guid: "rt-react-blocked"},
+		{rowid: 105, chats: []int{1}, handle: 1, ago: 4*h + 30*time.Minute, text: "replying to that blocked one", replyTo: "fx-blocked-1", guid: "rt-reply-blocked"},
+		{rowid: 106, chats: []int{2, 1}, handle: 2, ago: 4*h + 20*time.Minute, text: TwoChatSentinel + " in two chats", guid: "rt-two-chats"},
+		{rowid: 107, chats: []int{22}, handle: 21, ago: 8 * h, text: FormattedHandleSentinel + " from a formatted number", guid: "rt-formatted"},
+		{rowid: 108, chats: []int{9}, handle: 7, ago: 2 * h, guid: OTPMarkedGUID, body: otpBody},
+		{rowid: 109, chats: []int{23}, handle: 22, ago: 90 * time.Minute, text: "is " + QuoteCard + " the card you want?", guid: "rt-quote-name"},
+		{rowid: 110, chats: []int{21}, handle: 2, ago: 39*h - time.Minute, assocType: 2001, assocGUID: "p:0/rt-former-2", guid: "rt-former-react"},
+		{rowid: 111, chats: []int{2, 6}, handle: 0, ago: 3 * h, text: TwoChatMineSentinel + " I wrote this in both", guid: "rt-two-chats-mine"},
+		{rowid: 112, chats: []int{3}, handle: 3, ago: 20 * h, text: "see the subject line", subject: "card " + SubjectCard, guid: "rt-subject"},
+	} {
+		t0 := Now.Add(-m.ago)
+		var text, assoc, reply, subject any
+		if m.text != "" {
+			text = m.text
+		}
+		if m.subject != "" {
+			subject = m.subject
+		}
+		if m.assocGUID != "" {
+			assoc = m.assocGUID
+		}
+		if m.replyTo != "" {
+			reply = m.replyTo
+		}
+		service := "iMessage"
+		if m.chats[0] == 22 || m.chats[0] == 9 {
+			service = "SMS"
+		}
+		fromMe := 0
+		if m.handle == 0 {
+			fromMe = 1
+		}
+		exec(`INSERT INTO message (ROWID, guid, text, attributedBody, subject, handle_id, service, date, is_delivered, is_finished, is_from_me, is_read, is_sent,
+			item_type, group_action_type, other_handle, associated_message_guid, associated_message_type, thread_originator_guid, thread_originator_part, part_count)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+			m.rowid, m.guid, text, m.body, subject, m.handle, service, appleNanos(t0), fromMe, fromMe, m.itemType, m.action, m.other, assoc, m.assocType, reply,
+			map[bool]any{true: "0:0:1", false: nil}[reply != nil])
+		for _, c := range m.chats {
+			exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)", c, m.rowid, appleNanos(t0))
+		}
+	}
+	// A person whose name carries a quotation mark (names come from the
+	// user's contacts; a quote must not open a hole in review reasons).
+	appendFile(t, vcf, fmt.Sprintf("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:fx-card-q\r\nFN:Bo \"the Boss\r\nN:Boss;Bo;;;\r\nEMAIL:%s\r\nEND:VCARD\r\n", QuoteNameEmail))
+	return chatDB, vcf
+}
+
+// RedTeam builds [BuildRedTeam]'s data set and opens it like Fixture.
+func RedTeam(t testing.TB, o Options) *Env {
+	t.Helper()
+	dir := t.TempDir()
+	chatDB, vcf := BuildRedTeam(t, dir)
+	if o.Blocked == nil {
+		o.Blocked = []string{BlockedPhone}
+	}
+	return open(t, dir, chatDB, vcf, o)
+}
+
+func appendFile(t testing.TB, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
