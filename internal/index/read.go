@@ -632,6 +632,9 @@ FROM messages WHERE id IN (SELECT value FROM json_each(?))`, js)
 			var x messageExtra
 			if err := json.Unmarshal([]byte(extra.String), &x); err == nil {
 				m.Edits, m.UnsentParts, m.Runs, m.GroupEvent = x.Edits, x.UnsentParts, x.Runs, x.GroupEvent
+				if x.Text != "" {
+					m.Text = x.Text // the stored text has its one-time codes masked
+				}
 			}
 		}
 		mm := m

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/model"
 )
 
 // Mode selects how Search matches.
@@ -105,10 +107,15 @@ type Hit struct {
 	SenderName   string          `json:"sender_name,omitempty"`
 	FromMe       bool            `json:"from_me"`
 	Time         time.Time       `json:"time"`
-	Text         string          `json:"text"`
+	// Text is the message's full text, as Message.Text; Runs are its
+	// attribute runs (as Message.Runs), so output masks one-time codes in
+	// search results exactly as in history. The code ranges themselves are
+	// never searched, matched or highlighted (see codes.go).
+	Text string      `json:"text"`
+	Runs []model.Run `json:"runs,omitempty"`
 	// Snippet is an excerpt of Text around the matches with each match
-	// wrapped in SnippetOpen/SnippetClose; Highlights are the matches'
-	// byte ranges in Text.
+	// wrapped in SnippetOpen/SnippetClose and one-time codes blanked;
+	// Highlights are the matches' byte ranges in Text.
 	Snippet    string   `json:"snippet"`
 	Highlights [][2]int `json:"highlights,omitempty"`
 	// Score is the mode's score (BM25, cosine similarity, fused RRF; 0 in
@@ -628,13 +635,16 @@ func (ix *Index) hydrateHits(ctx context.Context, page []rankedHit, pq *parsedQu
 		if m == nil {
 			continue // deleted since it was ranked
 		}
+		// Spans were found in the stored text, which has one-time codes
+		// masked (same length as Text); matching again works on it too.
+		stored := maskCodes(m.Text, m.Runs)
 		spans := r.spans
-		if spans == nil || r.text != m.Text {
-			spans = matchSpans(m.Text, pq)
+		if spans == nil || r.text != stored {
+			spans = matchSpans(stored, pq)
 		}
 		h := Hit{MessageID: m.ID, Source: m.Source, Conversation: m.Conversation, Sender: m.Sender, SenderName: m.SenderName,
-			FromMe: m.FromMe, Time: m.Time, Text: m.Text, Score: r.score, Highlights: spans}
-		h.Snippet = snippet(m.Text, spans)
+			FromMe: m.FromMe, Time: m.Time, Text: m.Text, Runs: m.Runs, Score: r.score, Highlights: spans}
+		h.Snippet = snippet(stored, spans)
 		if explain {
 			h.Explain = &Explanation{Fulltext: r.ft, Semantic: r.sem, Fused: r.fused, Matched: r.matched}
 		}

@@ -80,6 +80,11 @@ func (ix *Index) Sync(ctx context.Context, opts SyncOptions, sources ...Source) 
 	start := time.Now()
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
+	release, err := ix.prepareSync(ctx) // syncprep.go
+	if err != nil {
+		return SyncReport{}, err
+	}
+	defer release()
 	var rep SyncReport
 	built, err := getMetaInt(ctx, ix.wdb, "indexes_built")
 	if err != nil {
@@ -542,7 +547,7 @@ func (w *batchWriter) Message(m model.Message) error {
 	}
 	o := op{kind: opUpsert, guid: m.ID, convs: convs, sender: sanitizeText(m.Sender)}
 	o.hash = messageHash(&m)
-	o.text = sanitizeText(m.Text)
+	o.text = maskCodes(sanitizeText(m.Text), m.Runs) // one-time codes are never indexed (codes.go)
 	o.extraText = searchExtra(&m)
 	var err error
 	if o.extra, err = encodeExtra(&m); err != nil {
@@ -653,7 +658,10 @@ type messageExtra struct {
 	UnsentParts []int             `json:"unsent_parts,omitempty"`
 	Runs        []model.Run       `json:"runs,omitempty"`
 	GroupEvent  *model.GroupEvent `json:"group_event,omitempty"`
-	Attachments int               `json:"-"`
+	// Text is the display text when the stored text has one-time codes
+	// masked (codes.go).
+	Text        string `json:"text,omitempty"`
+	Attachments int    `json:"-"`
 }
 
 // encodeExtra encodes the structured fields; runs that carry nothing but a
@@ -663,6 +671,7 @@ func encodeExtra(m *model.Message) ([]byte, error) {
 	x.Edits = m.Edits
 	x.UnsentParts = m.UnsentParts
 	x.GroupEvent = m.GroupEvent
+	x.Text = unmaskedText(m)
 	for _, r := range m.Runs {
 		if r.AttachmentID != "" || r.Filename != "" || r.Mention != "" || r.Link != "" || r.OneTimeCode ||
 			len(r.Detected) > 0 || len(r.Styles) > 0 || r.Transcription != "" {

@@ -264,7 +264,7 @@ func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts
 		out.SenderHandle = output.Field(h.Sender)
 		out.Sender = output.Field(cmpOr(s.nameOf(h.Sender, h.SenderName, book), h.Sender, "unknown"))
 	}
-	full := s.out.Body(h.Text, nil)
+	full := s.out.Body(h.Text, h.Runs) // one-time codes masked as in history
 	out.Text, out.TextTruncated = capRunes(full, snippetThreshold*4)
 	if utf8.RuneCountInString(full) > snippetThreshold {
 		out.Snippet = snippet(full, matchedWords(h))

@@ -1,0 +1,238 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/tidings-mcp/tidings/internal/model"
+)
+
+// One-time codes are never searchable. Apple marks them with an attribute
+// run (model.Run.OneTimeCode), often in text that does not look like a code
+// to a pattern ("Blue Heron Dental: 4K9QZ7"). If the code were indexed, a
+// search could reveal it even though every output masks it: a substring or
+// word search for "4K9", then "4K9Q", … tells which guesses a message
+// contains, a prefix or typo expansion lists the indexed term itself, and a
+// highlight or snippet boundary could cut it. So the stored text — the one
+// the full-text index, the vocabulary, substring search and the embedder
+// read — has every code byte replaced by a space, and the unmasked text is
+// kept in the message's extra record for display (history and search hits
+// return it with its runs, and the output boundary masks the code, or shows
+// it when the person turned that redaction off).
+
+// codeRanges returns the byte ranges of text that runs mark as one-time
+// codes: clipped to text, widened to whole UTF-8 characters, sorted and
+// merged (the same rule as output.OneTimeCodes).
+func codeRanges(text string, runs []model.Run) [][2]int {
+	var out [][2]int
+	for _, r := range runs {
+		if !r.OneTimeCode {
+			continue
+		}
+		s, e := max(r.Start, 0), min(r.End, len(text))
+		for s > 0 && s < len(text) && !isRuneStart(text[s]) {
+			s--
+		}
+		for e > 0 && e < len(text) && !isRuneStart(text[e]) {
+			e++
+		}
+		if s < e {
+			out = append(out, [2]int{s, e})
+		}
+	}
+	if len(out) < 2 {
+		return out
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	merged := out[:1]
+	for _, r := range out[1:] {
+		last := &merged[len(merged)-1]
+		if r[0] <= last[1] {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
+}
+
+// maskCodes returns text with every byte of its one-time-code ranges
+// replaced by a space (a token separator for every tokenizer here), so the
+// result has the same length and the same offsets as text. Text without a
+// code run is returned as is.
+func maskCodes(text string, runs []model.Run) string {
+	rs := codeRanges(text, runs)
+	if len(rs) == 0 {
+		return text
+	}
+	b := []byte(text)
+	for _, r := range rs {
+		for i := r[0]; i < r[1]; i++ {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// unmaskedText returns the display text of a message whose stored text was
+// masked (sanitizeText(m.Text)), or "" when masking changed nothing and the
+// stored text is the display text.
+func unmaskedText(m *model.Message) string {
+	t := sanitizeText(m.Text)
+	if maskCodes(t, m.Runs) == t {
+		return ""
+	}
+	return t
+}
+
+// codesMaskedKey is the meta key recording that rows stored before codes
+// were masked have been rewritten.
+const codesMaskedKey = "codes_masked"
+
+// maskStoredCodes rewrites, once per index, the messages stored before
+// one-time codes were masked: their stored text is masked, the unmasked
+// text moves to the extra record, their full-text rows, document
+// frequencies and lengths are replaced, and their vectors are queued for
+// re-embedding. It runs in one transaction and scrubs the FTS index
+// afterwards (old segments still hold the codes' postings). Callers hold
+// writeMu.
+func (ix *Index) maskStoredCodes(ctx context.Context) error {
+	done, err := getMetaInt(ctx, ix.wdb, codesMaskedKey)
+	if err != nil || done == 1 {
+		return err
+	}
+	tx, err := ix.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("mask stored codes: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
+	if err := ix.refreshTx(ctx, tx); err != nil {
+		return err
+	}
+	type row struct {
+		id         int64
+		text       string
+		extra      string
+		search     string
+		searchable bool
+	}
+	var todo []row
+	rows, err := tx.QueryContext(ctx, `SELECT id, text, extra, coalesce(search_extra, ''), searchable FROM messages
+WHERE extra LIKE '%"one_time_code":true%'`)
+	if err != nil {
+		return fmt.Errorf("mask stored codes: %w", err)
+	}
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.text, &r.extra, &r.search, &r.searchable); err != nil {
+			rows.Close()
+			return fmt.Errorf("mask stored codes: %w", err)
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("mask stored codes: %w", err)
+	}
+	df := map[string]int32{}
+	var lenDelta int64
+	var vecDrop []int64
+	for _, r := range todo {
+		var x messageExtra
+		if err := json.Unmarshal([]byte(r.extra), &x); err != nil || x.Text != "" {
+			continue // unreadable, or already masked
+		}
+		masked := maskCodes(r.text, x.Runs)
+		if masked == r.text {
+			continue
+		}
+		x.Text = r.text
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Errorf("mask stored codes: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE messages SET text = ?, extra = ? WHERE id = ?", masked, string(b), r.id); err != nil {
+			return fmt.Errorf("mask stored codes: %w", err)
+		}
+		if !r.searchable {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, ftsDelete, r.id, indexText(r.text, r.search)); err != nil {
+			return fmt.Errorf("mask stored codes: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO fts(rowid, text) VALUES(?, ?)", r.id, indexText(masked, r.search)); err != nil {
+			return fmt.Errorf("mask stored codes: %w", err)
+		}
+		oldTerms, oldN := distinctTerms(r.text, r.search)
+		newTerms, newN := distinctTerms(masked, r.search)
+		for _, t := range oldTerms {
+			df[t]--
+		}
+		for _, t := range newTerms {
+			df[t]++
+		}
+		lenDelta += int64(newN - oldN)
+		for _, q := range []string{"DELETE FROM vectors WHERE id = ?", "INSERT OR IGNORE INTO embed_queue(id) VALUES(?)"} {
+			if _, err := tx.ExecContext(ctx, q, r.id); err != nil {
+				return fmt.Errorf("mask stored codes: %w", err)
+			}
+		}
+		vecDrop = append(vecDrop, r.id)
+	}
+	for t, n := range df {
+		if n == 0 {
+			delete(df, t)
+		}
+	}
+	if err := writeTerms(ctx, tx, df); err != nil {
+		return err
+	}
+	if err := setMeta(ctx, tx, codesMaskedKey, 1); err != nil {
+		return err
+	}
+	if err := ix.commitMemDelta(ctx, tx, df, lenDelta, vecDrop); err != nil {
+		return err
+	}
+	committed = true
+	if len(vecDrop) == 0 {
+		return nil
+	}
+	ix.log.Info("one-time codes removed from the search index", "messages", len(vecDrop))
+	return ix.scrub(ctx)
+}
+
+// commitMemDelta applies document-frequency, length and vector changes to
+// memory and commits tx with the next generation. On a failed commit
+// memory is marked for reload.
+func (ix *Index) commitMemDelta(ctx context.Context, tx *sql.Tx, df map[string]int32, lenDelta int64, vecDrop []int64) error {
+	mem := ix.mem
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	for t, n := range df {
+		mem.voc.add(t, n)
+	}
+	mem.totalLen += lenDelta
+	ix.vecDropLocked(vecDrop)
+	gen := mem.gen + 1
+	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
+		return ix.failMem(err)
+	}
+	for k, v := range map[string]any{"gen": gen, "msg_gen": gen, "total_len": mem.totalLen} {
+		if err := setMeta(ctx, tx, k, v); err != nil {
+			return ix.failMem(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return ix.failMem(fmt.Errorf("commit: %w", err))
+	}
+	mem.gen = gen
+	return nil
+}
