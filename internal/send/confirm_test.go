@@ -3,7 +3,6 @@ package send
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,13 +21,7 @@ var hostileTexts = []string{
 }
 
 func TestMacDialogCommandIsData(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("scripts", "confirm.applescript"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(onDisk) != confirmScript {
-		t.Fatal("embedded dialog script differs from scripts/confirm.applescript")
-	}
+	wantScriptFile(t, "confirm.applescript", confirmScript)
 	for i, text := range hostileTexts {
 		r := &fakeRunner{results: []RunResult{{Stdout: "cancel\n"}}}
 		tmp := t.TempDir()
@@ -66,9 +59,7 @@ func TestMacDialogCommandIsData(t *testing.T) {
 		if filepath.Dir(script) != filepath.Dir(textFile) || filepath.Dir(filepath.Dir(script)) != tmp {
 			t.Fatalf("files not in one private folder: %s %s", script, textFile)
 		}
-		if _, err := os.Stat(filepath.Dir(script)); !os.IsNotExist(err) {
-			t.Fatal("temporary folder left behind")
-		}
+		wantGone(t, filepath.Dir(script), "temporary folder")
 	}
 }
 
@@ -187,9 +178,7 @@ func TestZenityCommandIsData(t *testing.T) {
 		if !strings.HasPrefix(got, header) || !strings.HasSuffix(got, "──────────────── message ────────────────\n"+req.Text) {
 			t.Fatalf("dialog file = %q", clip(got, 300))
 		}
-		if _, err := os.Stat(file); !os.IsNotExist(err) {
-			t.Fatal("dialog file left behind")
-		}
+		wantGone(t, file, "dialog file")
 	}
 }
 

@@ -313,3 +313,25 @@ func trimFlag(a string) string {
 	}
 	return a
 }
+
+// wantScriptFile fails unless the embedded script is byte for byte its
+// reviewed source, scripts/name.
+func wantScriptFile(t *testing.T, name, embedded string) {
+	t.Helper()
+	onDisk, err := os.ReadFile(filepath.Join("scripts", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(onDisk) != embedded {
+		t.Fatalf("embedded script differs from scripts/%s", name)
+	}
+}
+
+// wantGone fails if path (a temporary file or folder, named what in the
+// message) still exists.
+func wantGone(t *testing.T, path, what string) {
+	t.Helper()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("%s left behind (stat: %v)", what, err)
+	}
+}

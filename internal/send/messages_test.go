@@ -28,13 +28,7 @@ func newSender(t *testing.T, db *chatDB, onRun func(Command)) (*MessagesSender, 
 }
 
 func TestSendScriptIsData(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("scripts", "send.applescript"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(onDisk) != sendScript {
-		t.Fatal("embedded send script differs from scripts/send.applescript")
-	}
+	wantScriptFile(t, "send.applescript", sendScript)
 	db := newChatDB(t)
 	for i, text := range hostileTexts {
 		s, r := newSender(t, db, nil)
@@ -55,9 +49,7 @@ func TestSendScriptIsData(t *testing.T) {
 		if string(r.files[0][script]) != sendScript {
 			t.Fatalf("text %d altered the send script", i)
 		}
-		if _, err := os.Stat(filepath.Dir(script)); !os.IsNotExist(err) {
-			t.Fatal("temporary folder left behind")
-		}
+		wantGone(t, filepath.Dir(script), "temporary folder")
 	}
 }
 
@@ -240,9 +232,7 @@ func TestImageSendIsStagedVerifiedAndCleanedUp(t *testing.T) {
 			if string(r.files[0][staged]) != string(orig) {
 				t.Fatal("Messages was not handed an exact copy")
 			}
-			if _, err := os.Stat(staged); !os.IsNotExist(err) {
-				t.Fatal("staged image left behind")
-			}
+			wantGone(t, staged, "staged image")
 		})
 	}
 }
