@@ -42,8 +42,8 @@ type ContextMessage struct {
 }
 
 // Entry is a needs_reply or low_priority thread with its text. The first
-// fields are the seed's; Score, Reason, Reasons and Pending explain the
-// decision. Text fields are message content: the caller passes them
+// fields are the seed's, then the caller's ConversationID; Score, Reason,
+// Reasons and Pending explain the decision. Text fields are message content: the caller passes them
 // through the output boundary (redaction, sanitisation, wrapping).
 type Entry struct {
 	ChatID      string           `json:"chat_id"`
@@ -54,7 +54,9 @@ type Entry struct {
 	LastText    string           `json:"last_text"`
 	Context     []ContextMessage `json:"context"`
 	MsgCount    int              `json:"msg_count"`
-	Score       float64          `json:"score"`
+	// ConversationID is Thread.ConversationID.
+	ConversationID string  `json:"conversation_id"`
+	Score          float64 `json:"score"`
 	// Reason is a text-free code of the main reason (see Code).
 	Reason  Code     `json:"reason"`
 	Reasons []string `json:"reasons"`
@@ -64,10 +66,11 @@ type Entry struct {
 // SkipEntry is a skipped thread: no message text, as the seed requires.
 // Reason is a text-free code (the detailed reasons may quote messages).
 type SkipEntry struct {
-	ChatID   string    `json:"chat_id"`
-	Label    string    `json:"label"`
-	LastTime time.Time `json:"last_ts"`
-	Reason   Code      `json:"reason"`
+	ChatID         string    `json:"chat_id"`
+	Label          string    `json:"label"`
+	LastTime       time.Time `json:"last_ts"`
+	ConversationID string    `json:"conversation_id"`
+	Reason         Code      `json:"reason"`
 }
 
 // Report is the review_messages result before output formatting.
@@ -120,13 +123,13 @@ func Review(threads []Thread, opts ReviewOptions) Report {
 		label := cmp.Or(t.Label, t.DisplayName, t.ContactName, t.ChatID)
 		if d.Bucket == Skip {
 			rep.Counts.Skip++
-			rep.SkipSummary = append(rep.SkipSummary, SkipEntry{ChatID: t.ChatID, Label: label, LastTime: lm.Time, Reason: d.Code})
+			rep.SkipSummary = append(rep.SkipSummary, SkipEntry{ChatID: t.ChatID, Label: label, LastTime: lm.Time, ConversationID: t.ConversationID, Reason: d.Code})
 			continue
 		}
 		e := Entry{
 			ChatID: t.ChatID, Label: label, ContactName: t.ContactName, DisplayName: t.DisplayName,
 			LastTime: lm.Time, LastText: displayText(lm), Context: contextOf(t, nctx, opts.Now),
-			MsgCount: inWindow, Score: d.Score, Reason: d.Code, Reasons: d.Reasons, Pending: d.Pending,
+			MsgCount: inWindow, ConversationID: t.ConversationID, Score: d.Score, Reason: d.Code, Reasons: d.Reasons, Pending: d.Pending,
 		}
 		if d.Bucket == NeedsReply {
 			rep.Counts.NeedsReply++

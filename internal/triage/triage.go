@@ -59,6 +59,10 @@ type Thread struct {
 	Label       string `json:"label,omitempty"`
 	ContactName string `json:"contact_name,omitempty"`
 	DisplayName string `json:"display_name,omitempty"`
+	// ConversationID is the caller's id for the thread (the service's
+	// conversation id, which get_conversation_messages takes), passed
+	// through to the review entries like Label.
+	ConversationID string `json:"conversation_id,omitempty"`
 
 	Kind model.ConversationKind `json:"kind"`
 	// Participants are the other members (at most 10 suffice);

@@ -185,7 +185,21 @@ func TestHostileText(t *testing.T) {
 
 func TestReview(t *testing.T) {
 	f, threads, opts := loadLabelled(t, "testdata/labelled.json")
+	for i := range threads {
+		threads[i].ConversationID = "conv:" + threads[i].ChatID
+	}
 	rep := Review(threads, ReviewOptions{Options: opts, Days: 2})
+	// Every entry points at its thread's conversation (passed through).
+	for _, e := range append(rep.NeedsReply, rep.LowPriority...) {
+		if e.ConversationID != "conv:"+e.ChatID {
+			t.Errorf("%s: conversation_id %q", e.ChatID, e.ConversationID)
+		}
+	}
+	for _, e := range rep.SkipSummary {
+		if e.ConversationID != "conv:"+e.ChatID {
+			t.Errorf("skipped %s: conversation_id %q", e.ChatID, e.ConversationID)
+		}
+	}
 	// Threads with nothing in the last two days are left out.
 	total := rep.Counts.NeedsReply + rep.Counts.LowPriority + rep.Counts.Skip
 	if total == 0 || total >= len(threads) {
