@@ -60,8 +60,8 @@ func serveBridge(ctx context.Context, env *ServeEnv) error {
 		return err // incompatible version, unsafe folder: fail closed
 	}
 	remote := &bridgeRemote{c: c, dir: dir}
-	env.Deps.DataSet = mcpserver.DataSet{Kind: "bridge",
-		Note: "answers come from the bridge helper in " + dir + "; this process opens neither chat.db nor the index"}
+	env.Deps.DataSet = mcpserver.DataSet{Kind: "bridge", Note: remote.via()}
+	env.Deps.DataSetNow = remote.dataSet
 	env.Deps.Index = remote
 	env.Deps.Sources = remote
 	env.Deps.Checks = remote.checks
@@ -89,6 +89,45 @@ func (r *bridgeRemote) helperStatus(ctx context.Context) (*bridge.Response, *bri
 		return nil, nil, err
 	}
 	return resp, &st, bridge.CheckVersion(st.ProtocolVersion)
+}
+
+func (r *bridgeRemote) via() string {
+	return "answers come from the bridge helper in " + r.dir + "; this process opens neither chat.db nor the index"
+}
+
+// dataSet is get_status' data_set in bridge mode, asked of the helper on
+// every call: a helper that stopped answering, an index still being built
+// or one that is empty is said as it is now, not as it was at start.
+func (r *bridgeRemote) dataSet(ctx context.Context) mcpserver.DataSet {
+	ds := mcpserver.DataSet{Kind: "bridge", Note: r.via()}
+	resp, st, err := r.helperStatus(ctx)
+	if err != nil {
+		ds.Empty = true
+		ds.Note = "the bridge helper in " + r.dir + " is not answering (" + err.Error() + "); start it with `tidings bridge install` (or `tidings helper --bridge-dir " + r.dir + " --watch`)"
+		return ds
+	}
+	var extra struct {
+		Index *mcpserver.IndexStatus `json:"index"`
+	}
+	if resp.Decode(&extra) != nil || extra.Index == nil {
+		ds.Note += fmt.Sprintf("; the helper (version %s) does not report its index", st.HelperVersion)
+		return ds
+	}
+	switch ix := extra.Index; {
+	case ix.Messages > 0:
+	case ix.State == "absent":
+		ds.Note += "; the helper opens its index on the first question"
+	case ix.State == "building":
+		ds.Empty = true
+		ds.Note += "; the helper is building its index: " + ix.Note
+	case ix.State == "error":
+		ds.Empty = true
+		ds.Note += "; the helper cannot read its index: " + ix.Note
+	default:
+		ds.Empty = true
+		ds.Note += "; the helper's index holds no messages: check the helper's sources (--imessage, --ios-backup, --android-xml) and its Full Disk Access"
+	}
+	return ds
 }
 
 // IndexStatus implements mcpserver.IndexStatusProvider: the index lives

@@ -17,6 +17,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/send"
 	"github.com/tidings-mcp/tidings/internal/service"
@@ -98,6 +99,7 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 		Role:          m.Getenv(bridge.RoleEnv),
 		Open:          h.open,
 		Status:        h.status,
+		StatusExtra:   h.statusExtra,
 		Extensions:    helperExtensions(h),
 		HelperVersion: Version,
 		CodeRoot:      codeRoot(),
@@ -150,7 +152,8 @@ type helperData struct {
 	readyWait time.Duration
 
 	buildMu sync.Mutex
-	build   *indexBuild // the index's background sync, once opened
+	build   *indexBuild  // the index's background sync, once opened
+	ix      *index.Index // the helper's index while it is open
 
 	storeMu sync.Mutex
 	store   *policy.Store // the bridge folder's read policy, once loaded
@@ -257,6 +260,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		}
 	}
 	closers = append(closers, func() { ix.Close() })
+	closers = append(closers, func() { h.setIndex(nil, nil) }) // before the index closes
 	srcs, watchPaths, closeSrcs, err := indexSources(ctx, cfg, h.logger)
 	if err != nil {
 		closeAll()
@@ -319,9 +323,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		return nil
 	})
 	closers = append(closers, func() { cancel(); build.close(); watchers.Wait() })
-	h.buildMu.Lock()
-	h.build = build
-	h.buildMu.Unlock()
+	h.setIndex(build, ix)
 	return &hostIndexData{ServiceData: &bridge.ServiceData{S: svc, Now: cfg.Now}, build: build, wait: h.readyWait}, closeAll, nil
 }
 
@@ -398,6 +400,61 @@ func (h *helperData) status(ctx context.Context) bridge.StatusDetails {
 	det.Checks[bridge.CheckDatabase] = readable(h.cfg.IMessage) || readable(h.cfg.IOSBackup)
 	det.Checks[bridge.CheckConfirmation] = confirmerAvailable(h.getenv)
 	return det
+}
+
+// statusExtra is what a 1.3 status adds: the helper's index, as it is now.
+func (h *helperData) statusExtra(ctx context.Context) map[string]any {
+	return map[string]any{"index": h.indexStatus(ctx)}
+}
+
+// statusIndexWait bounds how long status waits for the index's figures:
+// status answers at once, even while a sync holds the index.
+const statusIndexWait = time.Second
+
+// indexStatus reports the helper's index for a 1.3 status, as it is now:
+// "absent" until a data request opened it (status never opens it),
+// "building" while its first sync runs (with the progress), else its
+// counts and freshness. It reads no message content.
+func (h *helperData) indexStatus(ctx context.Context) mcpserver.IndexStatus {
+	h.buildMu.Lock()
+	b, ix := h.build, h.ix
+	h.buildMu.Unlock()
+	if ix == nil {
+		return mcpserver.IndexStatus{State: "absent", Path: h.index,
+			Note: "the helper opens its index on the first data request (status never opens it)"}
+	}
+	type answer struct {
+		st  mcpserver.IndexStatus
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		st, err := indexStatus{ix: ix, watching: h.watch}.IndexStatus(ctx)
+		ch <- answer{st, err}
+	}()
+	var st mcpserver.IndexStatus
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return mcpserver.IndexStatus{State: "error", Path: h.index, Note: "index status unavailable: " + a.err.Error()}
+		}
+		st = a.st
+	case <-time.After(statusIndexWait):
+		st = mcpserver.IndexStatus{State: "building", Path: h.index, Note: "the index is busy syncing; ask again shortly"}
+	}
+	if b != nil {
+		if running, progress := b.progress(); running {
+			st.State = "building"
+			st.Note = joinNote("sync running ("+progress+")", st.Note)
+		}
+	}
+	return st
+}
+
+func (h *helperData) setIndex(b *indexBuild, ix *index.Index) {
+	h.buildMu.Lock()
+	h.build, h.ix = b, ix
+	h.buildMu.Unlock()
 }
 
 // readable reports whether path can be opened for reading (no content is

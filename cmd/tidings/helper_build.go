@@ -123,6 +123,18 @@ func (b *indexBuild) finished() (<-chan struct{}, bool) {
 	}
 }
 
+// progress reports whether a sync is running and how far it got.
+func (b *indexBuild) progress() (running bool, text string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.done:
+		return false, ""
+	default:
+		return true, b.prog.String() + ", " + time.Since(b.started).Round(time.Second).String() + " so far"
+	}
+}
+
 // close waits for the running attempt (its context must already be
 // cancelled).
 func (b *indexBuild) close() { b.wg.Wait() }

@@ -60,6 +60,9 @@ type Options struct {
 	Open func(ctx context.Context, role Role) (Backend, error)
 	// Status adds policy metadata and checks to status; optional.
 	Status func(ctx context.Context) StatusDetails
+	// StatusExtra adds fields to a 1.3 status (the helper's index); it is
+	// called for 1.3 requests only, so a 1.2 status never pays for it.
+	StatusExtra func(ctx context.Context) map[string]any
 	// Extensions are the protocol 1.3 actions.
 	Extensions []Extension
 	// HelperVersion and CodeRoot are reported by status.
@@ -981,6 +984,11 @@ func (w *Worker) status(ctx context.Context, v string) (StatusResult, map[string
 	extra := map[string]any{}
 	for k, val := range det.Extra {
 		extra[k] = val // encodeOK drops keys that collide with the fields above
+	}
+	if w.opts.StatusExtra != nil {
+		for k, val := range w.opts.StatusExtra(ctx) {
+			extra[k] = val
+		}
 	}
 	extra["go_version"] = runtime.Version()
 	extra["supported_protocol_versions"] = []string{Version12, Version13}

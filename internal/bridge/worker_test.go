@@ -472,6 +472,7 @@ func TestVersions(t *testing.T) {
 		Handle: func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
 			return map[string]any{"dossier": "x"}, nil
 		}}
+	extraCalls := 0
 	bad := Extension{Name: "broken", Host: true,
 		Handle: func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
 			return map[string]any{"ok": false}, nil
@@ -481,15 +482,22 @@ func TestVersions(t *testing.T) {
 		o.Status = func(ctx context.Context) StatusDetails {
 			return StatusDetails{Extra: map[string]any{"index": map[string]any{"state": "ready"}, "policy": "collides"}}
 		}
+		o.StatusExtra = func(ctx context.Context) map[string]any {
+			extraCalls++
+			return map[string]any{"live": extraCalls, "bridge_role": "collides"}
+		}
 	})
 	s12 := h.roundTrip("v1", request("v1", "status", nil, ""))
-	if s12["protocol_version"] != "1.2" || s12["extension_actions"] != nil || s12["index"] != nil {
-		t.Errorf("1.2 status = %v", s12)
+	if s12["protocol_version"] != "1.2" || s12["extension_actions"] != nil || s12["index"] != nil || s12["live"] != nil || extraCalls != 0 {
+		t.Errorf("1.2 status = %v (StatusExtra called %d times)", s12, extraCalls)
 	}
 	checkAllowed(t, s12, AllowedActions(RoleHost, Version12, nil))
 	s13 := h.roundTrip("v2", request("v2", "status", nil, "1.3"))
-	if s13["protocol_version"] != "1.3" || s13["index"] == nil || s13["go_version"] == nil {
+	if s13["protocol_version"] != "1.3" || s13["index"] == nil || s13["go_version"] == nil || s13["live"] != 1.0 || s13["bridge_role"] != "host" {
 		t.Errorf("1.3 status = %v", s13)
+	}
+	if s := h.roundTrip("v2b", request("v2b", "status", nil, "1.3")); s["live"] != 2.0 {
+		t.Errorf("StatusExtra is not asked on every 1.3 status: %v", s["live"])
 	}
 	if _, isObj := s13["policy"].(map[string]any); !isObj {
 		t.Errorf("an extra field overwrote policy: %v", s13["policy"])

@@ -37,6 +37,11 @@ type Deps struct {
 	// DataSet describes what data this process serves (demo, personal,
 	// bridge). Setup hooks overwrite it once they know.
 	DataSet DataSet
+	// DataSetNow, when set, is called by get_status on every request
+	// instead of reporting DataSet, so data that appears (a first sync
+	// finishing, an index built while the server runs, a bridge helper
+	// starting) is reported as it is, not as it was at start.
+	DataSetNow func(ctx context.Context) DataSet
 	// Send is the send gate (internal/send's *Gate); nil = cannot send here.
 	Send SendService
 	// Messages is the query layer (internal/service's *Service) behind the

@@ -147,6 +147,9 @@ func buildStatus(ctx context.Context, d *Deps) StatusOutput {
 			out.Checks = c
 		}
 	}
+	if d.DataSetNow != nil {
+		out.DataSet = d.DataSetNow(ctx)
+	}
 	return out
 }
 
