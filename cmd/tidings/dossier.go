@@ -45,11 +45,7 @@ func runDossier(ctx context.Context, m *Main, args []string) error {
 	if contact == "" {
 		return usageError{"dossier needs a contact, e.g. tidings dossier \"Sam Rivera\" or tidings dossier +14155550134"}
 	}
-	cfg, err := loader.Load(m.Getenv)
-	if err != nil {
-		return err
-	}
-	svc, done, err := openQuery(ctx, m, cfg)
+	_, svc, done, err := openQuery(ctx, m, loader)
 	if err != nil {
 		return err
 	}

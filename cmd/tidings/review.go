@@ -35,19 +35,24 @@ index built by 'tidings index'; your read policy applies.
 Flags:
 `
 
-// openQuery opens the index read-only and the query layer over it.
-func openQuery(ctx context.Context, m *Main, cfg *config.Config) (*service.Service, func(), error) {
+// openQuery loads the configuration and opens the index read-only and the
+// query layer over it; done closes both.
+func openQuery(ctx context.Context, m *Main, loader *config.Loader) (cfg *config.Config, svc *service.Service, done func(), err error) {
+	cfg, err = loader.Load(m.Getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	logger := newLogger(m.Stderr, cfg.LogLevel)
 	ix, err := openIndex(ctx, cfg, m.Getenv, logger, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w (run 'tidings index' first)", err)
+		return nil, nil, nil, fmt.Errorf("%w (run 'tidings index' first)", err)
 	}
 	svc, closeSvc, err := newService(ctx, cfg, ix, logger, false)
 	if err != nil {
 		ix.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, func() { closeSvc(); ix.Close() }, nil
+	return cfg, svc, func() { closeSvc(); ix.Close() }, nil
 }
 
 func runReview(ctx context.Context, m *Main, args []string) error {
@@ -66,11 +71,7 @@ func runReview(ctx context.Context, m *Main, args []string) error {
 	if *nctx < 1 || *nctx > 10 {
 		return usageError{fmt.Sprintf("--context %d: want 1 to 10", *nctx)}
 	}
-	cfg, err := loader.Load(m.Getenv)
-	if err != nil {
-		return err
-	}
-	svc, done, err := openQuery(ctx, m, cfg)
+	cfg, svc, done, err := openQuery(ctx, m, loader)
 	if err != nil {
 		return err
 	}
