@@ -166,12 +166,12 @@ func (s *Service) Dossier(ctx context.Context, prm DossierParams) (DossierReport
 	}
 	s.dossierMu.Lock()
 	defer s.dossierMu.Unlock()
-	feed := &dossierFeed{s: s, convs: convs}
+	feed := &dossierFeed{s: s, convs: convs, authors: newAuthors(p)}
 	opts := dossier.RefreshOptions{Options: dossier.Options{Location: s.loc}, Rebuild: prm.Rebuild}
 	var d *dossier.Dossier
 	rebuilt := true
 	if s.dossiers != nil {
-		d, rebuilt, err = dossier.Refresh(ctx, storeAdapter{s.dossiers}, feed, subj, opts)
+		d, rebuilt, err = dossier.Refresh(ctx, storeAdapter{s.dossiers, p.Fingerprint()}, feed, subj, opts)
 	} else {
 		var msgs []dossier.Message
 		if err = feed.Messages(ctx, subj, dossier.Cursor{}, func(m dossier.Message) error { msgs = append(msgs, m); return nil }); err == nil {
@@ -328,9 +328,10 @@ func (s *Service) cleanReport(r *DossierReport) {
 // dossierFeed delivers a subject's direct-conversation messages, bodies
 // redacted and sanitised.
 type dossierFeed struct {
-	s     *Service
-	convs []string
-	cut   bool
+	s       *Service
+	convs   []string
+	authors *authors // whose messages are left out
+	cut     bool
 }
 
 // Messages implements dossier.Feed.
@@ -347,7 +348,7 @@ func (f *dossierFeed) Messages(ctx context.Context, _ dossier.Subject, after dos
 			if err != nil {
 				return indexErr("read messages", err)
 			}
-			for _, m := range h.Messages {
+			for _, m := range f.authors.filter(h.Messages) {
 				if seen[m.ID] || m.Kind == model.MsgReaction || !afterCursor(after, m) {
 					continue
 				}
@@ -394,14 +395,21 @@ func (f *dossierFeed) message(conv string, m index.Message) dossier.Message {
 }
 
 // storeAdapter presents a DossierStore as the dossier package's Store.
-type storeAdapter struct{ st DossierStore }
+// Each saved dossier records the fingerprint of the (person-aware) policy
+// it was built under among its conversations, so a policy change purges
+// it even when none of its conversations became hidden — a message of a
+// newly blocked person inside one of them is in its text.
+type storeAdapter struct {
+	st DossierStore
+	fp string
+}
 
 func (a storeAdapter) LoadDossier(ctx context.Context, key string) ([]byte, error) {
 	return a.st.Load(ctx, key)
 }
 
 func (a storeAdapter) SaveDossier(ctx context.Context, key string, convs []string, upTo dossier.Cursor, data []byte) error {
-	return a.st.Save(ctx, key, convs, upTo.Time, data)
+	return a.st.Save(ctx, key, append(slices.Clone(convs), policyMark+a.fp), upTo.Time, data)
 }
 
 // RefreshDossiers brings every stored dossier up to date with the index
@@ -441,7 +449,7 @@ func (s *Service) RefreshDossiers(ctx context.Context) (int, error) {
 			return n, err
 		}
 		s.dossierMu.Lock()
-		_, _, err = dossier.Refresh(ctx, storeAdapter{s.dossiers}, &dossierFeed{s: s, convs: convs}, subj,
+		_, _, err = dossier.Refresh(ctx, storeAdapter{s.dossiers, p.Fingerprint()}, &dossierFeed{s: s, convs: convs, authors: newAuthors(p)}, subj,
 			dossier.RefreshOptions{Options: dossier.Options{Location: s.loc}})
 		s.dossierMu.Unlock()
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/policy"
@@ -169,18 +170,34 @@ func (s *SQLStore) Count(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// policyMark prefixes the policy fingerprint a dossier records among its
+// conversations (see storeAdapter); it is never a conversation id.
+const policyMark = "policy:"
+
 // purgeDossiers removes stored dossiers built from a conversation the
-// policy now hides; they are rebuilt from what remains when next asked.
+// policy now hides, or under another policy (a person blocked since may
+// have written in one of their conversations); they are rebuilt from what
+// remains when next asked.
 func (s *Service) purgeDossiers(ctx context.Context, p *policy.Policy) (int, error) {
 	if s.dossiers == nil {
 		return 0, nil
 	}
+	fp := p.Fingerprint()
 	return s.dossiers.Purge(ctx, func(_ string, convs []string) bool {
+		marked := false
 		for _, id := range convs {
+			if mark, ok := strings.CutPrefix(id, policyMark); ok {
+				if mark != fp {
+					return true
+				}
+				marked = true
+				continue
+			}
 			if !s.visibleConv(ctx, p, id) {
 				return true
 			}
 		}
-		return false
+		// A dossier saved before policies were recorded is rebuilt once.
+		return !marked
 	})
 }

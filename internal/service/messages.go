@@ -192,7 +192,7 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	for _, c := range t.convs {
 		page.Conversations = append(page.Conversations, s.ref(c, book))
 	}
-	msgs, more, err := s.merged(ctx, t.convs, cur, limit, floor)
+	msgs, more, oldest, err := s.merged(ctx, t.convs, cur, limit, floor, newAuthors(p))
 	if err != nil {
 		return MessagePage{}, err
 	}
@@ -211,6 +211,13 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	}
 	page.Count = len(page.Messages)
 	page.More = more
+	if more && len(msgs) == 0 && !oldest.IsZero() {
+		// Every message read was a blocked person's: continue before the
+		// oldest of them (it is read and left out again, never named).
+		b, _ := json.Marshal(pageCursor{T: oldest.UnixMilli()})
+		page.NextCursor = "m1." + base64.RawURLEncoding.EncodeToString(b)
+		page.NextBeforeTimestamp = oldest.In(s.loc).Format("2006-01-02T15:04:05.000Z07:00")
+	}
 	if more && len(msgs) > 0 {
 		page.NextCursor = PageCursor(page.Messages, prm.Cursor)
 		page.NextBeforeTimestamp = msgs[0].Time.In(s.loc).Format("2006-01-02T15:04:05.000Z07:00")
@@ -300,8 +307,13 @@ const maxSkip = 250
 // merged reads the newest limit messages at or before the cursor across
 // convs, oldest first, and whether older ones exist; with a floor, only
 // messages at or after it (and More says whether more exist above it).
-func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time) ([]index.Message, bool, error) {
+//
+// A blocked person's messages (authors) are left out before the page is
+// cut, so they never take a place on it; oldest is the time of the oldest
+// message read, shown or not, for a page on which nothing could be shown.
+func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time, a *authors) ([]index.Message, bool, time.Time, error) {
 	var all []index.Message
+	var oldest time.Time
 	more := false
 	seen := map[string]bool{}
 	skip := map[string]bool{}
@@ -314,14 +326,19 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 				continue
 			}
 			seen[m.ID] = true
-			all = append(all, m)
+			if oldest.IsZero() || m.Time.Before(oldest) {
+				oldest = m.Time
+			}
+			if m, ok := a.visible(m); ok {
+				all = append(all, m)
+			}
 		}
 	}
 	for _, c := range convs {
 		if cur.T == 0 {
 			h, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Since: floor, Limit: limit + 1})
 			if err != nil {
-				return nil, false, indexErr("read messages", err)
+				return nil, false, time.Time{}, indexErr("read messages", err)
 			}
 			more = more || h.More
 			add(h.Messages, func(index.Message) bool { return true })
@@ -333,12 +350,12 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 		t := time.UnixMilli(cur.T)
 		at, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Since: t, Before: t.Add(time.Millisecond), Limit: 500})
 		if err != nil {
-			return nil, false, indexErr("read messages", err)
+			return nil, false, time.Time{}, indexErr("read messages", err)
 		}
 		add(at.Messages, func(m index.Message) bool { return m.Time.UnixMilli() == cur.T })
 		older, err := s.ix.History(ctx, index.HistoryQuery{Chat: c.ID, Before: t, Since: floor, Limit: limit + 1})
 		if err != nil {
-			return nil, false, indexErr("read messages", err)
+			return nil, false, time.Time{}, indexErr("read messages", err)
 		}
 		more = more || older.More
 		add(older.Messages, func(m index.Message) bool { return m.Time.UnixMilli() < cur.T })
@@ -352,7 +369,7 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 	if len(all) > limit {
 		all, more = all[len(all)-limit:], true
 	}
-	return all, more, nil
+	return all, more, oldest, nil
 }
 
 // message converts an index message through the output boundary.

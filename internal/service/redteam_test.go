@@ -83,3 +83,95 @@ func TestRedTeamPurgeLeavesNoText(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamBlockedAuthors: a blocked person's words are left out of
+// threads the policy allows — the group they left, a row chat.db joins to
+// their thread and another, their reactions, group events about them — in
+// history, search, search context, triage and dossiers; a page whose
+// messages are all theirs still continues with a cursor.
+func TestRedTeamBlockedAuthors(t *testing.T) {
+	env := servicetest.RedTeam(t, servicetest.Options{NoEmbed: true})
+	tokens := []string{servicetest.FormerMemberSentinel, servicetest.TwoChatSentinel, "Zanzisentinel", "+14155550002"}
+	pg, err := env.Service.Messages(ctx, service.MessagesParams{Chat: servicetest.FormerGroupID, Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "the group they left", pg, tokens...)
+	if len(pg.Messages) != 1 || pg.Messages[0].ID != "rt-former-2" || len(pg.Messages[0].Reactions) != 0 {
+		t.Errorf("the group they left = %+v, want only rt-former-2 without their reaction", pg.Messages)
+	}
+	// Newest first, one at a time: the leave event (hidden) fills the
+	// first page alone, which still continues to the visible message.
+	seen := []string{}
+	cursor := ""
+	for range 5 {
+		p, err := env.Service.Messages(ctx, service.MessagesParams{Chat: servicetest.FormerGroupID, Limit: 1, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustNotContain(t, "a page of the group", p, tokens...)
+		for _, m := range p.Messages {
+			seen = append(seen, m.ID)
+		}
+		if !p.More {
+			break
+		}
+		if p.NextCursor == "" {
+			t.Fatal("more messages but no cursor")
+		}
+		cursor = p.NextCursor
+	}
+	if strings.Join(seen, ",") != "rt-former-2" {
+		t.Errorf("paging one by one saw %v, want [rt-former-2]", seen)
+	}
+	alex, err := env.Service.Messages(ctx, service.MessagesParams{Chat: "Alex Hostile", Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "Alex's thread", alex, tokens...)
+	for _, q := range []service.SearchParams{
+		{Query: "SENTINEL", Mode: "substring", Limit: 100, Context: 5},
+		{Query: "book", Mode: "fulltext", Limit: 100, Context: 5},
+		{Query: "chats", Mode: "substring", Context: 5},
+	} {
+		r, err := env.Service.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustNotContain(t, "search "+q.Query, r, tokens...)
+	}
+	rv, err := env.Service.Review(ctx, service.ReviewParams{Days: 90, Context: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "the review", rv, tokens...)
+	d, err := env.Service.Dossier(ctx, service.DossierParams{ContactID: "Alex Hostile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "Alex's dossier", d, tokens...)
+}
+
+// TestRedTeamDossierRebuiltAfterBlock: a dossier stored before someone was
+// blocked holds their words when they wrote in its conversations; the
+// policy change purges it, and the rebuilt one leaves them out.
+func TestRedTeamDossierRebuiltAfterBlock(t *testing.T) {
+	env := servicetest.RedTeam(t, servicetest.Options{NoEmbed: true, Blocked: []string{}})
+	d, err := env.Service.Dossier(ctx, service.DossierParams{ContactID: "Alex Hostile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(d)
+	if !d.Stored || !strings.Contains(string(b), "rt-two-chats") {
+		t.Fatalf("before the block the dossier (stored %v) does not cite the row in two chats", d.Stored)
+	}
+	servicetest.WritePolicy(t, env.Home, policy.ModeBlocklist, []string{servicetest.BlockedPhone}, nil)
+	d, err = env.Service.Dossier(ctx, service.DossierParams{ContactID: "Alex Hostile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Rebuilt {
+		t.Error("the dossier was not rebuilt after the policy changed")
+	}
+	mustNotContain(t, "Alex's dossier after the block", d, servicetest.TwoChatSentinel, "rt-two-chats")
+}

@@ -179,7 +179,8 @@ func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, no
 		convCache[id] = &c
 		return &c
 	}
-	for _, m := range w.Messages {
+	a := newAuthors(p)
+	for _, m := range a.filter(w.Messages) {
 		c := convOf(m.Conversation.ID)
 		if c == nil {
 			continue
@@ -208,7 +209,7 @@ func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, no
 			if err != nil {
 				return nil, raw, false, indexErr("read context", err)
 			}
-			for _, m := range h.Messages {
+			for _, m := range a.filter(h.Messages) {
 				if !seen[m.ID] {
 					seen[m.ID] = true
 					g.msgs = append(g.msgs, m)

@@ -182,11 +182,12 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 	if in := r.Interpretation; in != nil && in.DateText != "" {
 		res.DateFilter = &DateFilter{Text: output.Field(in.DateText), Since: s.ts(in.Since), Until: s.ts(in.Until)}
 	}
+	a := newAuthors(p)
 	for _, h := range r.Hits {
-		if !allowRef(p, h.Conversation) {
+		if !allowRef(p, h.Conversation) || (!h.FromMe && a.hidden(h.Sender)) {
 			continue
 		}
-		hit, err := s.hit(ctx, h, prm.Context, book)
+		hit, err := s.hit(ctx, h, prm.Context, book, a)
 		if err != nil {
 			return SearchResult{}, err
 		}
@@ -256,7 +257,7 @@ func intersect(a, b []string) []string {
 // built from the redacted text, never from the index's raw excerpt, so a
 // highlight or an excerpt boundary cannot split a secret past the
 // redactor.
-func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts.Book) (SearchHit, error) {
+func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts.Book, a *authors) (SearchHit, error) {
 	out := SearchHit{MessageID: h.MessageID, Conversation: refOf(h.Conversation), FromMe: h.FromMe, Time: s.ts(h.Time), Score: h.Score}
 	if h.FromMe {
 		out.Sender = "me"
@@ -271,7 +272,7 @@ func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts
 	}
 	if nctx > 0 {
 		var err error
-		if out.Before, out.After, err = s.neighbours(ctx, h, nctx, book); err != nil {
+		if out.Before, out.After, err = s.neighbours(ctx, h, nctx, book, a); err != nil {
 			return out, err
 		}
 	}
@@ -335,14 +336,14 @@ func snippet(text string, words []string) string {
 
 // neighbours returns up to n messages before and after a hit in its
 // conversation.
-func (s *Service) neighbours(ctx context.Context, h index.Hit, n int, book *contacts.Book) (before, after []ContextMessage, err error) {
+func (s *Service) neighbours(ctx context.Context, h index.Hit, n int, book *contacts.Book, a *authors) (before, after []ContextMessage, err error) {
 	conv := h.Conversation.ID
 	hb, err := s.ix.History(ctx, index.HistoryQuery{Chat: conv, Before: h.Time, Limit: n})
 	if err != nil {
 		return nil, nil, indexErr("read context", err)
 	}
 	shown := map[string]bool{h.MessageID: true}
-	for _, m := range hb.Messages {
+	for _, m := range a.filter(hb.Messages) {
 		if m.ID != h.MessageID && m.Kind != model.MsgReaction {
 			shown[m.ID] = true
 			before = append(before, s.contextMessage(m, book))
@@ -361,7 +362,7 @@ func (s *Service) neighbours(ctx context.Context, h index.Hit, n int, book *cont
 			continue
 		}
 		after = after[:0]
-		for _, m := range ha.Messages {
+		for _, m := range a.filter(ha.Messages) {
 			if shown[m.ID] || m.Kind == model.MsgReaction {
 				continue
 			}

@@ -68,6 +68,7 @@ func (s *Service) ResponseStats(ctx context.Context, prm StatsParams) (ResponseS
 	since := now.Add(-time.Duration(hours * float64(time.Hour)))
 	var msgs []triage.Message
 	seen := map[string]bool{}
+	a := newAuthors(p) // a blocked person's messages in a group do not count
 	cut := false
 	for _, c := range t.convs {
 		cursor := ""
@@ -76,7 +77,7 @@ func (s *Service) ResponseStats(ctx context.Context, prm StatsParams) (ResponseS
 			if err != nil {
 				return ResponseStats{}, indexErr("read messages", err)
 			}
-			for _, m := range h.Messages {
+			for _, m := range a.filter(h.Messages) {
 				if seen[m.ID] {
 					continue
 				}
