@@ -175,3 +175,27 @@ func TestRedTeamDossierRebuiltAfterBlock(t *testing.T) {
 	}
 	mustNotContain(t, "Alex's dossier after the block", d, servicetest.TwoChatSentinel, "rt-two-chats")
 }
+
+// TestRedTeamReviewReasonsQuote: a contact name with a quotation mark
+// does not open a hole in the removal of quoted message text from the
+// triage reasons (the card number in the question stayed in clear).
+func TestRedTeamReviewReasonsQuote(t *testing.T) {
+	env := servicetest.RedTeam(t, servicetest.Options{NoEmbed: true})
+	rv, err := env.Service.Review(ctx, service.ReviewParams{Days: 1, Context: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNotContain(t, "the review", rv, servicetest.QuoteCard, "4111")
+	found := false
+	for _, e := range rv.NeedsReply {
+		if e.ChatID == servicetest.QuoteNameEmail {
+			found = true
+			if r := strings.Join(e.Reasons, " "); !strings.Contains(r, "“…”") || !strings.Contains(r, "Bo") {
+				t.Errorf("reasons %q: want the asker's name and the elided quote", r)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the question from %s is not in needs_reply: %+v", servicetest.QuoteNameEmail, rv.NeedsReply)
+	}
+}

@@ -230,22 +230,29 @@ func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, no
 // triageThread converts a conversation and its messages for the
 // classifier. Texts are the originals: classification needs the real
 // words; what leaves is redacted later from raw.
+//
+// Participant names and handles reach the classifier's reasons unquoted,
+// so their quotation marks are replaced first (noQuote; contact_name shows
+// ” for "): reviewThread removes the quoted message excerpts by their
+// quotation marks, and a contact named `Bo "the Boss` made it pair the
+// name's mark with an excerpt's opening one and leave the excerpt —
+// unredacted — in the reason.
 func (s *Service) triageThread(c index.Conversation, msgs []index.Message, book *contacts.Book) triage.Thread {
 	t := triage.Thread{ChatID: c.Identifier, Label: s.label(c, book), DisplayName: c.DisplayName, Kind: c.Kind, ParticipantCount: c.ParticipantCount}
 	for _, pt := range c.Participants {
-		t.Participants = append(t.Participants, triage.Participant{Handle: pt.Handle, Name: s.nameOf(pt.Handle, pt.Name, book)})
+		t.Participants = append(t.Participants, triage.Participant{Handle: noQuote(pt.Handle), Name: noQuote(s.nameOf(pt.Handle, pt.Name, book))})
 	}
 	if c.Kind != model.KindGroup && len(t.Participants) > 0 {
 		t.ContactName = t.Participants[0].Name
 		t.Known = t.ContactName != ""
-		_, kind := contacts.Normalize(t.Participants[0].Handle, s.region)
+		_, kind := contacts.Normalize(c.Participants[0].Handle, s.region)
 		t.SenderKind = kind
 	}
 	for _, m := range msgs {
-		tm := triage.Message{ID: m.ID, Time: m.Time, FromMe: m.FromMe, Sender: m.Sender, Kind: m.Kind, Text: m.Text, Error: m.Error,
+		tm := triage.Message{ID: m.ID, Time: m.Time, FromMe: m.FromMe, Sender: noQuote(m.Sender), Kind: m.Kind, Text: m.Text, Error: m.Error,
 			Unsent: m.Unsent, ReplyTo: m.ReplyTo, Runs: m.Runs, Attachments: len(m.Attachments)}
 		for _, r := range m.Reactions {
-			tm.Reactions = append(tm.Reactions, triage.Reaction{FromMe: r.FromMe, Sender: r.Sender, Type: r.Type, Time: r.Time})
+			tm.Reactions = append(tm.Reactions, triage.Reaction{FromMe: r.FromMe, Sender: noQuote(r.Sender), Type: r.Type, Time: r.Time})
 		}
 		t.Messages = append(t.Messages, tm)
 	}
@@ -254,6 +261,10 @@ func (s *Service) triageThread(c index.Conversation, msgs []index.Message, book 
 
 // quoted matches the Go-quoted message excerpts in classifier reasons.
 var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// noQuote replaces the quotation marks of a name or handle given to the
+// classifier, so the only ones in its reasons delimit excerpts.
+func noQuote(s string) string { return strings.ReplaceAll(s, `"`, "\u201d") }
 
 // reviewThread converts a triage entry: texts come from the raw messages
 // through the output boundary; reasons lose their quotes (a clipped quote
@@ -271,7 +282,9 @@ func (s *Service) reviewThread(e triage.Entry, raw rawMessages, convID string) R
 		rt.LastText, _ = s.body(e.LastText, nil)
 	}
 	for _, r := range e.Reasons {
-		rt.Reasons = append(rt.Reasons, output.Field(quoted.ReplaceAllString(r, "“…”")))
+		// Redacted as well: a reason must never be the one place a secret
+		// leaves unmasked, whatever the classifier puts in it.
+		rt.Reasons = append(rt.Reasons, s.out.Line(quoted.ReplaceAllString(r, "“…”")))
 	}
 	return rt
 }
