@@ -278,6 +278,38 @@ func TestParams(t *testing.T) {
 				t.Errorf("days = %v", got["days"])
 			}
 		}},
+		// At, above and below each bound: limit 500 and days 90 are kept,
+		// 501 and 90.5 capped (the seed's cap), 0 and negatives refused.
+		{"", "search", `{"term":"x","limit":500,"days":90}`, "", func(t *testing.T, got map[string]any, f *fakeBackend) {
+			if p := f.params[0].(SearchParams); p.Limit != 500 || p.Days != 90 {
+				t.Errorf("at the bounds: %+v", p)
+			}
+		}},
+		{"", "search", `{"term":"x","limit":501,"days":90.5}`, "", func(t *testing.T, got map[string]any, f *fakeBackend) {
+			if p := f.params[0].(SearchParams); p.Limit != 500 || p.Days != 90 || got["days"] != 90.0 {
+				t.Errorf("one past the bounds: %+v, echoed days %v", p, got["days"])
+			}
+		}},
+		{"", "search", `{"term":"x","limit":1}`, "", nil},
+		{"", "search", `{"term":"x","limit":-1}`, "limit must be", nil},
+		{"", "search", `{"term":"x","limit":1e308}`, "limit must be", nil},
+		{"", "search", `{"term":"x","limit":"100"}`, "", nil},
+		{"", "search", `{"term":"x","days":0}`, "days must be", nil},
+		{"", "search", `{"term":"` + strings.Repeat("x", 500) + `"}`, "", nil},
+		{"", "search", `{"term":"` + strings.Repeat("x", 501) + `"}`, "term must be at most 500 characters", nil},
+		{"", "chat_history", `{"chat":"Angel","limit":501,"days":1e3}`, "", func(t *testing.T, got map[string]any, f *fakeBackend) {
+			if p := f.params[0].(ChatHistoryParams); p.Limit != 500 || p.Days != 90 {
+				t.Errorf("chat_history caps: %+v", p)
+			}
+		}},
+		{"", "chat_history", `{"chat":"Angel","limit":0}`, "limit must be", nil},
+		{"", "chat_history", `{"chat":"` + strings.Repeat("x", 201) + `"}`, "chat must be at most 200 characters", nil},
+		{"", "review", `{"days":90}`, "", nil},
+		{"", "review", `{"days":2,"unknown":"ignored"}`, "", nil},
+		{"", "response_stats", `{"chat":"Angel","hours":8760}`, "", nil},
+		{"", "response_stats", `{"chat":"Angel","hours":-1}`, "hours must be", nil},
+		{"manager", "list_chats", `{"days":3650.001}`, "days must be", nil},
+		{"manager", "list_chats", `{"limit":-1}`, "limit must be", nil},
 		{"", "chat_history", `{}`, "chat is required", nil},
 		{"", "chat_history", `{"chat":"Angel","days":-1}`, "days must be", nil},
 		{"", "chat_history", `{"chat":"Angel"}`, "", func(t *testing.T, got map[string]any, f *fakeBackend) {
