@@ -103,7 +103,8 @@ type Index struct {
 
 	writeMu sync.Mutex // serialises writers in this process
 
-	rstmts sync.Map // query text → *sql.Stmt prepared on rdb
+	rstmts sync.Map  // query text → *sql.Stmt prepared on rdb
+	wstmts stmtCache // statements of write transactions, prepared on wdb
 
 	mem *memState // in-memory columns, vocabulary, caches
 
@@ -333,6 +334,7 @@ func (ix *Index) Close() error {
 	ix.bg.Wait()
 	var err error
 	if ix.wdb != nil {
+		ix.wstmts.close()
 		// Fold the WAL back so the folder holds one file at rest.
 		_, _ = ix.wdb.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 		err = ix.wdb.Close()

@@ -91,6 +91,9 @@ func (ix *Index) Sync(ctx context.Context, opts SyncOptions, sources ...Source) 
 		return rep, err
 	}
 	rep.Bulk = built == 0
+	if rep.Bulk {
+		defer ix.backgroundCheckpoints(ctx)()
+	}
 	prog := newProgress(opts.Progress)
 	for _, src := range sources {
 		sr, err := ix.syncSource(ctx, src, opts, rep.Bulk, prog)
@@ -335,6 +338,11 @@ func (w *batchWriter) flush() {
 		}
 		if err == nil {
 			err = w.ix.commitBatch(bctx, w, b)
+		}
+		if err == nil {
+			// Between transactions: prepare what this batch parsed, so
+			// the next one reuses it.
+			w.ix.wstmts.warm(bctx, w.ix.wdb)
 		}
 		w.recycle(b.ops)
 	}

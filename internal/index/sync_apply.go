@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -103,7 +102,7 @@ func (ix *Index) commitBatch(ctx context.Context, w *batchWriter, b batch) (err 
 		next = 1
 	}
 	d := &delta{df: map[string]int32{}, conv: map[uint32]*convDelta{}, next: next}
-	st := newTxStmts(tx)
+	st := ix.newTxStmts(tx)
 	defer st.close()
 	for i := range b.ops {
 		o := &b.ops[i]
@@ -334,48 +333,6 @@ func messageFlags(m *model.Message) int64 {
 // messageColCount is the number of columns of an inserted message row.
 const messageColCount = 28
 
-// rowsPerInsert is how many new messages one INSERT statement carries:
-// multi-row statements spend the driver's per-statement cost once per group.
-const rowsPerInsert = 8
-
-// insertBuffer groups new message rows into multi-row INSERTs.
-type insertBuffer struct {
-	args []any
-	n    int
-}
-
-func insertSQL(rows int) string {
-	row := "(?" + strings.Repeat(",?", messageColCount-1) + ")"
-	return "INSERT INTO messages(id, " + messageCols + ") VALUES " + row + strings.Repeat(","+row, rows-1)
-}
-
-var insertSQLs = func() (out [rowsPerInsert + 1]string) {
-	for i := 1; i <= rowsPerInsert; i++ {
-		out[i] = insertSQL(i)
-	}
-	return out
-}()
-
-func (b *insertBuffer) add(ctx context.Context, tx queryer, row []any) error {
-	b.args = append(b.args, row...)
-	b.n++
-	if b.n == rowsPerInsert {
-		return b.flush(ctx, tx)
-	}
-	return nil
-}
-
-func (b *insertBuffer) flush(ctx context.Context, tx queryer) error {
-	if b.n == 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, insertSQLs[b.n], b.args...); err != nil {
-		return fmt.Errorf("insert messages: %w", err)
-	}
-	b.args, b.n = b.args[:0], 0
-	return nil
-}
-
 func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o *op, d *delta) error {
 	old, err := ix.lookupMessage(ctx, tx, w, o.guid)
 	if err != nil {
@@ -407,7 +364,7 @@ func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o 
 	if old == nil {
 		id = d.next
 		d.next++
-		if err := d.ins.add(ctx, tx, append([]any{id}, args...)); err != nil {
+		if err := d.ins.add(ctx, tx, id, args); err != nil {
 			return err
 		}
 		if d.firstNew == 0 {
