@@ -199,3 +199,20 @@ func TestRedTeamReviewReasonsQuote(t *testing.T) {
 		t.Errorf("the question from %s is not in needs_reply: %+v", servicetest.QuoteNameEmail, rv.NeedsReply)
 	}
 }
+
+// TestRedTeamBlockedAuthorsAttachment: the photo a blocked person sent to
+// a group they left is not served by a guessed attachment id (row ids are
+// small integers) — not saved, not returned to a bridge client.
+func TestRedTeamBlockedAuthorsAttachment(t *testing.T) {
+	env := servicetest.RedTeam(t, servicetest.Options{NoEmbed: true})
+	for _, id := range []string{"5", "fx-att-5"} {
+		img, err := env.Service.AttachmentImage(ctx, service.AttachmentParams{AttachmentID: id})
+		if !errors.Is(err, service.ErrNotFound) {
+			t.Errorf("AttachmentImage(%s) = %d bytes %q, %v; want not found", id, len(img.Data), img.Filename, err)
+		}
+		_, err = env.Service.SaveAttachment(ctx, service.SaveParams{AttachmentID: id, Destination: filepath.Join(env.Files, "x"+id+".png"), AllowedDirs: []string{env.Files}})
+		if !errors.Is(err, service.ErrNotFound) {
+			t.Errorf("SaveAttachment(%s) = %v; want not found", id, err)
+		}
+	}
+}

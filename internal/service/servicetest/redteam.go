@@ -1,10 +1,15 @@
 package servicetest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,6 +46,9 @@ const (
 	OTPMarkedGUID  = "fx-otp-marked" // a code only Apple's run marks
 	OTPMarkedCode  = "503917"
 	QuoteNameEmail = "quote.name@example.com"
+	// FormerAttachment is the attachment row id of a photo the blocked
+	// person sent to the group they left (guid fx-att-5).
+	FormerAttachment = 5
 	// QuoteCard is a card number (Luhn-valid) in a short question from the
 	// person whose name carries a quotation mark.
 	QuoteCard = "4111111111111111"
@@ -111,20 +119,21 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 	}
 	h := time.Hour
 	type msg struct {
-		rowid     int
-		chats     []int
-		handle    int
-		ago       time.Duration
-		text      string
-		guid      string
-		assocType int
-		assocGUID string
-		replyTo   string
-		itemType  int
-		action    int
-		other     int
-		body      []byte
-		subject   string
+		rowid      int
+		chats      []int
+		handle     int
+		ago        time.Duration
+		text       string
+		guid       string
+		assocType  int
+		assocGUID  string
+		replyTo    string
+		itemType   int
+		action     int
+		other      int
+		body       []byte
+		subject    string
+		attachment int
 	}
 	for _, m := range []msg{
 		{rowid: 100, chats: []int{20}, handle: 20, ago: 7 * h, text: SecondHandleSentinel + " from my e-mail address", guid: "rt-second-1"},
@@ -141,6 +150,7 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 		{rowid: 110, chats: []int{21}, handle: 2, ago: 39*h - time.Minute, assocType: 2001, assocGUID: "p:0/rt-former-2", guid: "rt-former-react"},
 		{rowid: 111, chats: []int{2, 6}, handle: 0, ago: 3 * h, text: TwoChatMineSentinel + " I wrote this in both", guid: "rt-two-chats-mine"},
 		{rowid: 112, chats: []int{3}, handle: 3, ago: 20 * h, text: "see the subject line", subject: "card " + SubjectCard, guid: "rt-subject"},
+		{rowid: 113, chats: []int{21}, handle: 2, ago: 41 * h, text: "\ufffc", guid: "rt-former-photo", attachment: FormerAttachment},
 	} {
 		t0 := Now.Add(-m.ago)
 		var text, assoc, reply, subject any
@@ -172,6 +182,19 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 		for _, c := range m.chats {
 			exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)", c, m.rowid, appleNanos(t0))
 		}
+		if m.attachment != 0 {
+			// A real PNG the blocked person sent to the group they left;
+			// its row id is small and guessable.
+			stored := fmt.Sprintf("a%d-former.png", m.attachment)
+			if err := os.WriteFile(filepath.Join(dir, "Attachments", stored), pngBytes(t), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			exec(`INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
+				VALUES (?, ?, 0, ?, 'public.png', 'image/png', 5, 0, ?, 100)`, m.attachment, fmt.Sprintf("fx-att-%d", m.attachment),
+				"~/Library/Messages/Attachments/"+stored, FormerMemberSentinel+"-photo.png")
+			exec("INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)", m.rowid, m.attachment)
+			exec("UPDATE message SET cache_has_attachments = 1 WHERE ROWID = ?", m.rowid)
+		}
 	}
 	// A person whose name carries a quotation mark (names come from the
 	// user's contacts; a quote must not open a hole in review reasons).
@@ -188,6 +211,18 @@ func RedTeam(t testing.TB, o Options) *Env {
 		o.Blocked = []string{BlockedPhone}
 	}
 	return open(t, dir, chatDB, vcf, o)
+}
+
+// pngBytes is a small real PNG.
+func pngBytes(t testing.TB) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{10, 200, 30, 255})
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func appendFile(t testing.TB, path, s string) {
