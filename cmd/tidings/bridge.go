@@ -203,7 +203,8 @@ const bridgeUsage = `Usage:
 
 call sends one request through the bridge folder and prints the response
 JSON (exit status 1 when "ok" is false). It asks status first and refuses a
-helper of another major protocol version.
+helper of another major protocol version. A send waits at least 3 minutes,
+whatever --timeout says: the helper's confirmation dialog alone may take 60 s.
 
 install sets up the helper for this user: a LaunchAgent on macOS
 (~/Library/LaunchAgents/` + bridge.LaunchdLabel + `.plist), systemd user units on
