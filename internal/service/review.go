@@ -38,59 +38,27 @@ type ReviewParams struct {
 	Context int
 }
 
+// The review's types are triage's (internal/triage): the service returns
+// its report with every text through the output boundary.
+
 // ReviewContext is one context message of a review entry (the seed's ts,
 // me, text, plus the id).
-type ReviewContext struct {
-	ID   string    `json:"id"`
-	Time time.Time `json:"ts"`
-	Me   bool      `json:"me"`
-	Text string    `json:"text"`
-}
+type ReviewContext = triage.ContextMessage
 
 // ReviewThread is a needs_reply or low_priority entry: the seed's fields,
 // then the conversation id get_conversation_messages takes and the
 // classifier's explanation (reasons quote no message text).
-type ReviewThread struct {
-	ChatID         string          `json:"chat_id"`
-	Label          string          `json:"label"`
-	ContactName    string          `json:"contact_name"`
-	DisplayName    string          `json:"display_name"`
-	LastTime       time.Time       `json:"last_ts"`
-	LastText       string          `json:"last_text"`
-	Context        []ReviewContext `json:"context"`
-	MsgCount       int             `json:"msg_count"`
-	ConversationID string          `json:"conversation_id"`
-	Score          float64         `json:"score"`
-	Reason         string          `json:"reason"`
-	Reasons        []string        `json:"reasons"`
-	// Pending are the ids of the messages that await the owner.
-	Pending []string `json:"pending,omitempty"`
-}
+type ReviewThread = triage.Entry
 
 // ReviewSkip is a skipped thread: no text, as the seed requires.
-type ReviewSkip struct {
-	ChatID         string    `json:"chat_id"`
-	Label          string    `json:"label"`
-	LastTime       time.Time `json:"last_ts"`
-	ConversationID string    `json:"conversation_id"`
-	Reason         string    `json:"reason"`
-}
+type ReviewSkip = triage.SkipEntry
 
 // ReviewCounts are the seed's counts.
-type ReviewCounts struct {
-	NeedsReply    int `json:"needs_reply"`
-	LowPriority   int `json:"low_priority"`
-	Skip          int `json:"skip"`
-	TotalMessages int `json:"total_messages"`
-}
+type ReviewCounts = triage.Counts
 
 // Review is review_messages' result (the seed's review response).
 type Review struct {
-	Days        float64        `json:"days"`
-	Counts      ReviewCounts   `json:"counts"`
-	NeedsReply  []ReviewThread `json:"needs_reply"`
-	LowPriority []ReviewThread `json:"low_priority"`
-	SkipSummary []ReviewSkip   `json:"skip_summary"`
+	triage.Report
 	// Complete is false when the window held more messages than one review
 	// reads (the newest were reviewed); Note says so.
 	Complete bool   `json:"complete"`
@@ -119,21 +87,19 @@ func (s *Service) Review(ctx context.Context, prm ReviewParams) (Review, error) 
 		return Review{}, err
 	}
 	rep := triage.Review(threads, triage.ReviewOptions{Options: triage.Options{Now: now, Region: s.region}, Days: days, Context: prm.Context})
-	out := Review{Days: days, NeedsReply: []ReviewThread{}, LowPriority: []ReviewThread{}, SkipSummary: []ReviewSkip{}, Complete: complete,
-		Counts: ReviewCounts{NeedsReply: rep.Counts.NeedsReply, LowPriority: rep.Counts.LowPriority, Skip: rep.Counts.Skip, TotalMessages: rep.Counts.TotalMessages}}
+	for i, e := range rep.NeedsReply {
+		rep.NeedsReply[i] = s.reviewThread(e, raw)
+	}
+	for i, e := range rep.LowPriority {
+		rep.LowPriority[i] = s.reviewThread(e, raw)
+	}
+	for i := range rep.SkipSummary {
+		e := &rep.SkipSummary[i]
+		e.ChatID, e.Label, e.LastTime = output.Field(e.ChatID), output.Field(e.Label), s.ts(e.LastTime)
+	}
+	out := Review{Report: rep, Complete: complete}
 	if !complete {
 		out.Note = fmt.Sprintf("the window holds more than %d messages; the newest %d were reviewed", reviewMaxMessages, reviewMaxMessages)
-	}
-	conv := func(chatID string) string { return raw.convOf[chatID] }
-	for _, e := range rep.NeedsReply {
-		out.NeedsReply = append(out.NeedsReply, s.reviewThread(e, raw, conv(e.ChatID)))
-	}
-	for _, e := range rep.LowPriority {
-		out.LowPriority = append(out.LowPriority, s.reviewThread(e, raw, conv(e.ChatID)))
-	}
-	for _, e := range rep.SkipSummary {
-		out.SkipSummary = append(out.SkipSummary, ReviewSkip{ChatID: output.Field(e.ChatID), Label: output.Field(e.Label), LastTime: s.ts(e.LastTime),
-			ConversationID: conv(e.ChatID), Reason: string(e.Reason)})
 	}
 	return out, nil
 }
@@ -238,7 +204,7 @@ func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, no
 // name's mark with an excerpt's opening one and leave the excerpt —
 // unredacted — in the reason.
 func (s *Service) triageThread(c index.Conversation, msgs []index.Message, book *contacts.Book) triage.Thread {
-	t := triage.Thread{ChatID: c.Identifier, Label: s.label(c, book), DisplayName: c.DisplayName, Kind: c.Kind, ParticipantCount: c.ParticipantCount}
+	t := triage.Thread{ChatID: c.Identifier, Label: s.label(c, book), DisplayName: c.DisplayName, ConversationID: c.ID, Kind: c.Kind, ParticipantCount: c.ParticipantCount}
 	for _, pt := range c.Participants {
 		t.Participants = append(t.Participants, triage.Participant{Handle: noQuote(pt.Handle), Name: noQuote(s.nameOf(pt.Handle, pt.Name, book))})
 	}
@@ -269,10 +235,10 @@ func noQuote(s string) string { return strings.ReplaceAll(s, `"`, "\u201d") }
 // reviewThread converts a triage entry: texts come from the raw messages
 // through the output boundary; reasons lose their quotes (a clipped quote
 // could cut a secret where the redactor no longer sees it).
-func (s *Service) reviewThread(e triage.Entry, raw rawMessages, convID string) ReviewThread {
-	rt := ReviewThread{ChatID: output.Field(e.ChatID), Label: output.Field(e.Label), ContactName: output.Field(e.ContactName), DisplayName: output.Field(e.DisplayName),
-		LastTime: s.ts(e.LastTime), MsgCount: e.MsgCount, ConversationID: convID, Score: e.Score, Reason: string(e.Reason),
-		Context: []ReviewContext{}, Reasons: []string{}, Pending: e.Pending}
+func (s *Service) reviewThread(e triage.Entry, raw rawMessages) ReviewThread {
+	rt := e
+	rt.ChatID, rt.Label, rt.ContactName, rt.DisplayName = output.Field(e.ChatID), output.Field(e.Label), output.Field(e.ContactName), output.Field(e.DisplayName)
+	rt.LastTime, rt.Context, rt.Reasons = s.ts(e.LastTime), []ReviewContext{}, []string{}
 	for _, c := range e.Context {
 		rt.Context = append(rt.Context, ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)})
 	}
