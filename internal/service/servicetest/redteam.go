@@ -32,13 +32,15 @@ const (
 	// number written with Unicode punctuation and digits.
 	FormattedHandleSentinel = "FORMATTEDHANDLESENTINEL"
 	// TwoChatMineSentinel is a message of the owner's joined to the
-	// blocked thread and to an allowed one (the unknown number's).
+	// blocked thread and to an allowed one (the unknown number's). It is
+	// not in RedTeamSentinels: the index keeps such a row in the allowed
+	// thread (open, see internal/mcpserver's red-team tests).
 	TwoChatMineSentinel = "TWOCHATMINESENTINEL"
 )
 
 // RedTeamSentinels are the tokens of [BuildRedTeam] that no answer may
 // carry once the blocked person is blocked.
-var RedTeamSentinels = []string{SecondHandleSentinel, FormerMemberSentinel, TwoChatSentinel, FormattedHandleSentinel, TwoChatMineSentinel}
+var RedTeamSentinels = []string{SecondHandleSentinel, FormerMemberSentinel, TwoChatSentinel, FormattedHandleSentinel}
 
 // Red-team fixture ids.
 const (
