@@ -393,6 +393,23 @@ func benchOpen(ctx context.Context, o benchOpts) (*index.Index, error) {
 	return index.Open(ctx, filepath.Join(o.dir, "index.db"), index.Options{Embedder: emb, VectorMemory: int64(o.vecMB) << 20})
 }
 
+// startCPUProfile writes a CPU profile of this process to path until stop
+// is called (go tool pprof reads it); with path "" it does nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // benchPhase runs one phase in this process.
 func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, error) {
 	rep := &BenchReport{Messages: o.messages, Embedder: o.embedder}
@@ -423,17 +440,11 @@ func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		} else {
 			_, src = benchSource(o)
 		}
-		if o.cpuProfile != "" {
-			f, err := os.Create(o.cpuProfile)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return nil, err
-			}
-			defer pprof.StopCPUProfile()
+		stopProfile, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return nil, err
 		}
+		defer stopProfile()
 		cpu0 := cpuSeconds()
 		t0 := time.Now()
 		ix, err := benchOpen(ctx, o)
@@ -457,17 +468,11 @@ func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		rep.Index = &BenchIndex{GenerateSeconds: gen, SyncSeconds: t1.Sub(t0).Seconds(), EmbedSeconds: t2.Sub(t1).Seconds(), TotalSeconds: t2.Sub(t0).Seconds(),
 			MessagesPerSec: float64(o.messages) / t2.Sub(t0).Seconds(), SizeBytes: st.SizeBytes, PeakRSSBytes: peakRSS(), CPUSeconds: cpuSeconds() - cpu0}
 	case "search":
-		if o.searchProfile != "" {
-			f, err := os.Create(o.searchProfile)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return nil, err
-			}
-			defer pprof.StopCPUProfile()
+		stopProfile, err := startCPUProfile(o.searchProfile)
+		if err != nil {
+			return nil, err
 		}
+		defer stopProfile()
 		t0 := time.Now()
 		ix, err := benchOpen(ctx, o)
 		if err != nil {
