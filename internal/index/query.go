@@ -3,10 +3,12 @@ package index
 import (
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // stopWords are dropped from natural-language queries (when something else
@@ -68,22 +70,37 @@ type parsedQuery struct {
 	since    int64      // unix ms; 0 = unbounded
 	until    int64
 	dateText string // the words read as a date range
-	semantic string // text for the embedder (dates removed)
+	// boostFrom/boostUntil (unix ms, inclusive; 0 = unbounded) is the
+	// window of relative dates that describe the topic: messages in it
+	// rank higher (softDateBoost). boostText is their words.
+	boostFrom, boostUntil int64
+	boostText             string
+	// people are contact names that query words named (words no message
+	// contains); peopleHandles their handles: results are limited to
+	// conversations with them.
+	people        []string
+	peopleHandles map[uint32]bool
+	semantic      string // text for the embedder (dates and people removed)
+	// listOnly: the query names only a time window and/or people; Search
+	// lists their messages newest first.
+	listOnly bool
 }
 
 // dateRange is a half-open interval [from, to).
 type dateRange struct{ from, to time.Time }
 
 var (
-	reISODate  = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
-	reLastN    = regexp.MustCompile(`\b(?:in\s+the\s+|over\s+the\s+)?(?:last|past|previous)\s+(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten|few|couple\s+of)\s+(day|week|month|year)s?\b`)
-	reAgo      = regexp.MustCompile(`\b(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(day|week|month|year)s?\s+ago\b`)
-	reRelative = regexp.MustCompile(`\b(today|tonight|this\s+morning|this\s+afternoon|this\s+evening|yesterday|(?:this|last|past|previous)\s+(?:week|month|year|weekend))\b`)
-	reWeekday  = regexp.MustCompile(`\b(on|last|this|since)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
-	reMonth    = regexp.MustCompile(`\b(in|during|since|last|this)\s+(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:\s+(\d{4}))?\b`)
-	reMonthYr  = regexp.MustCompile(`\b(january|february|march|april|may|june|july|august|september|october|november|december)\s+(\d{4})\b`)
-	reInYear   = regexp.MustCompile(`\b(in|during|since)\s+(\d{4})\b`)
-	reQuoted   = regexp.MustCompile(`"([^"]+)"`)
+	reISODate    = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
+	reLastN      = regexp.MustCompile(`\b(?:in\s+the\s+|over\s+the\s+)?(?:last|past|previous)\s+(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten|few|couple\s+of)\s+(day|week|month|year)s?\b`)
+	reAgo        = regexp.MustCompile(`\b(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(day|week|month|year)s?\s+ago\b`)
+	reRelative   = regexp.MustCompile(`\b(today|tonight|this\s+morning|this\s+afternoon|this\s+evening|yesterday|(?:this|last|past|previous)\s+(?:week|month|year|weekend))\b`)
+	reWeekdayRel = regexp.MustCompile(`\b(last|this)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+	reWeekday    = regexp.MustCompile(`\b(on|since)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+	reMonthRel   = regexp.MustCompile(`\b(last|this)\s+(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)()\b`)
+	reMonth      = regexp.MustCompile(`\b(in|during|since)\s+(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:\s+(\d{4}))?\b`)
+	reMonthYr    = regexp.MustCompile(`\b(january|february|march|april|may|june|july|august|september|october|november|december)\s+(\d{4})\b`)
+	reInYear     = regexp.MustCompile(`\b(in|during|since)\s+(\d{4})\b`)
+	reQuoted     = regexp.MustCompile(`"([^"]+)"`)
 )
 
 var monthNames = map[string]time.Month{
@@ -131,118 +148,135 @@ func addUnit(t time.Time, unit string, n int) time.Time {
 	}
 }
 
-// extractDates finds relative and absolute date expressions in s (lower
-// case), returns the intersection of their ranges, the text with them
-// removed, and the matched phrases.
-func extractDates(s string, now time.Time) (dateRange, string, []string, bool) {
-	var r dateRange
-	found := false
-	var phrases []string
-	apply := func(dr dateRange) {
-		if !found {
-			r, found = dr, true
-			return
-		}
-		if dr.from.After(r.from) {
-			r.from = dr.from
-		}
-		if !dr.to.IsZero() && (r.to.IsZero() || dr.to.Before(r.to)) {
-			r.to = dr.to
-		}
-	}
-	cut := func(re *regexp.Regexp, fn func(m []string) (dateRange, bool)) {
-		s = re.ReplaceAllStringFunc(s, func(match string) string {
-			dr, ok := fn(re.FindStringSubmatch(match))
-			if !ok {
-				return match
+// dateMatch is one date expression found in a query.
+type dateMatch struct {
+	text string // its words, normalised
+	r    dateRange
+	// relative: counted from now (today, yesterday, last week, 3 days ago,
+	// in the last 5 days, last Friday). Named months, weekdays ("on
+	// Friday"), years and ISO dates are not.
+	relative bool
+	// window: the phrase itself asks for messages of a time window:
+	// "since …", "during …", "in the last N …", an ISO date, or "from" just
+	// before it ("texts from yesterday").
+	window     bool
+	start, end int // byte span in the query
+}
+
+// findDates finds relative and absolute date expressions in s (lower
+// case). Each is matched once: a span taken by one pattern is blanked
+// before the next pattern runs.
+func findDates(s string, now time.Time) []dateMatch {
+	work := []byte(s)
+	var out []dateMatch
+	cut := func(re *regexp.Regexp, relative bool, fn func(m []string) (dr dateRange, window, ok bool)) {
+		cur := string(work)
+		for _, loc := range re.FindAllStringSubmatchIndex(cur, -1) {
+			m := make([]string, len(loc)/2)
+			for i := range m {
+				if loc[2*i] >= 0 {
+					m[i] = cur[loc[2*i]:loc[2*i+1]]
+				}
 			}
-			apply(dr)
-			phrases = append(phrases, strings.Join(strings.Fields(match), " "))
-			return " "
-		})
+			dr, window, ok := fn(m)
+			if !ok {
+				continue
+			}
+			switch lastWord(s[:loc[0]]) {
+			case "from", "since", "during":
+				window = true
+			}
+			out = append(out, dateMatch{text: strings.Join(strings.Fields(m[0]), " "), r: dr, relative: relative, window: window, start: loc[0], end: loc[1]})
+			for i := loc[0]; i < loc[1]; i++ {
+				work[i] = ' '
+			}
+		}
 	}
 	today := dayStart(now)
-	cut(reISODate, func(m []string) (dateRange, bool) {
+	cut(reISODate, false, func(m []string) (dateRange, bool, bool) {
 		t, err := time.ParseInLocation("2006-01-02", m[0], now.Location())
 		if err != nil {
-			return dateRange{}, false
+			return dateRange{}, false, false
 		}
-		return dateRange{t, t.AddDate(0, 0, 1)}, true
+		return dateRange{t, t.AddDate(0, 0, 1)}, true, true
 	})
-	cut(reLastN, func(m []string) (dateRange, bool) {
+	cut(reLastN, true, func(m []string) (dateRange, bool, bool) {
 		n := parseCount(m[1])
 		if n <= 0 {
-			return dateRange{}, false
+			return dateRange{}, false, false
 		}
 		if m[2] == "day" {
-			return dateRange{today.AddDate(0, 0, -(n - 1)), time.Time{}}, true
+			return dateRange{today.AddDate(0, 0, -(n - 1)), time.Time{}}, true, true
 		}
-		return dateRange{addUnit(now, m[2], -n), time.Time{}}, true
+		return dateRange{addUnit(now, m[2], -n), time.Time{}}, true, true
 	})
-	cut(reAgo, func(m []string) (dateRange, bool) {
+	cut(reAgo, true, func(m []string) (dateRange, bool, bool) {
 		n := parseCount(m[1])
 		if n <= 0 {
-			return dateRange{}, false
+			return dateRange{}, false, false
 		}
 		switch m[2] {
 		case "day":
 			d := today.AddDate(0, 0, -n)
-			return dateRange{d, d.AddDate(0, 0, 1)}, true
+			return dateRange{d, d.AddDate(0, 0, 1)}, false, true
 		case "week":
 			w := weekStart(now).AddDate(0, 0, -7*n)
-			return dateRange{w, w.AddDate(0, 0, 7)}, true
+			return dateRange{w, w.AddDate(0, 0, 7)}, false, true
 		case "month":
 			first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location()).AddDate(0, -n, 0)
-			return dateRange{first, first.AddDate(0, 1, 0)}, true
+			return dateRange{first, first.AddDate(0, 1, 0)}, false, true
 		default:
 			y := time.Date(now.Year()-n, 1, 1, 0, 0, 0, 0, now.Location())
-			return dateRange{y, y.AddDate(1, 0, 0)}, true
+			return dateRange{y, y.AddDate(1, 0, 0)}, false, true
 		}
 	})
-	cut(reRelative, func(m []string) (dateRange, bool) {
+	cut(reRelative, true, func(m []string) (dateRange, bool, bool) {
 		w := strings.Fields(m[1])
 		switch w[0] {
 		case "today", "tonight":
-			return dateRange{today, today.AddDate(0, 0, 1)}, true
+			return dateRange{today, today.AddDate(0, 0, 1)}, false, true
 		case "yesterday":
-			return dateRange{today.AddDate(0, 0, -1), today}, true
+			return dateRange{today.AddDate(0, 0, -1), today}, false, true
 		}
 		if len(w) < 2 {
-			return dateRange{}, false
+			return dateRange{}, false, false
 		}
 		if w[1] == "morning" || w[1] == "afternoon" || w[1] == "evening" {
-			return dateRange{today, today.AddDate(0, 0, 1)}, true
+			return dateRange{today, today.AddDate(0, 0, 1)}, false, true
 		}
 		last := w[0] != "this"
 		switch w[1] {
 		case "week":
 			ws := weekStart(now)
 			if last {
-				return dateRange{ws.AddDate(0, 0, -7), ws}, true
+				return dateRange{ws.AddDate(0, 0, -7), ws}, false, true
 			}
-			return dateRange{ws, ws.AddDate(0, 0, 7)}, true
+			return dateRange{ws, ws.AddDate(0, 0, 7)}, false, true
 		case "weekend":
 			ws := weekStart(now)
 			sat := ws.AddDate(0, 0, 5)
 			if last || now.Before(sat) {
 				sat = sat.AddDate(0, 0, -7)
 			}
-			return dateRange{sat, sat.AddDate(0, 0, 2)}, true
+			return dateRange{sat, sat.AddDate(0, 0, 2)}, false, true
 		case "month":
 			first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())
 			if last {
-				return dateRange{first.AddDate(0, -1, 0), first}, true
+				return dateRange{first.AddDate(0, -1, 0), first}, false, true
 			}
-			return dateRange{first, first.AddDate(0, 1, 0)}, true
+			return dateRange{first, first.AddDate(0, 1, 0)}, false, true
 		default: // year
 			first := time.Date(now.Year(), 1, 1, 0, 0, 0, 0, now.Location())
 			if last {
-				return dateRange{first.AddDate(-1, 0, 0), first}, true
+				return dateRange{first.AddDate(-1, 0, 0), first}, false, true
 			}
-			return dateRange{first, first.AddDate(1, 0, 0)}, true
+			return dateRange{first, first.AddDate(1, 0, 0)}, false, true
 		}
 	})
-	cut(reWeekday, func(m []string) (dateRange, bool) {
+	// "on Friday" names a day (often the topic's day: "dinner on Friday");
+	// "last Friday" and "this Friday" count from today; "since Friday" is a
+	// window. The relative flag is per match, so these run as two passes.
+	weekday := func(m []string) (dateRange, bool, bool) {
 		wd := weekdays[m[2]]
 		// The most recent such day before today (today itself for "this").
 		back := (int(today.Weekday()) - int(wd) + 7) % 7
@@ -251,11 +285,13 @@ func extractDates(s string, now time.Time) (dateRange, string, []string, bool) {
 		}
 		d := today.AddDate(0, 0, -back)
 		if m[1] == "since" {
-			return dateRange{d, time.Time{}}, true
+			return dateRange{d, time.Time{}}, true, true
 		}
-		return dateRange{d, d.AddDate(0, 0, 1)}, true
-	})
-	monthRange := func(mon time.Month, yearStr string, mode string) (dateRange, bool) {
+		return dateRange{d, d.AddDate(0, 0, 1)}, false, true
+	}
+	cut(reWeekdayRel, true, weekday)
+	cut(reWeekday, false, weekday)
+	monthRange := func(mon time.Month, yearStr string, mode string) (dateRange, bool, bool) {
 		y := now.Year()
 		if yearStr != "" {
 			y, _ = strconv.Atoi(yearStr)
@@ -264,31 +300,158 @@ func extractDates(s string, now time.Time) (dateRange, string, []string, bool) {
 		}
 		first := time.Date(y, mon, 1, 0, 0, 0, 0, now.Location())
 		if mode == "since" {
-			return dateRange{first, time.Time{}}, true
+			return dateRange{first, time.Time{}}, true, true
 		}
-		return dateRange{first, first.AddDate(0, 1, 0)}, true
+		return dateRange{first, first.AddDate(0, 1, 0)}, mode == "during", true
 	}
-	cut(reMonth, func(m []string) (dateRange, bool) {
+	month := func(m []string) (dateRange, bool, bool) {
 		if m[2] == "may" && m[1] == "this" && m[3] == "" {
-			return dateRange{}, false // "this may be…"
+			return dateRange{}, false, false // "this may be…"
 		}
 		return monthRange(monthNames[m[2]], m[3], m[1])
-	})
-	cut(reMonthYr, func(m []string) (dateRange, bool) {
+	}
+	cut(reMonthRel, true, month)
+	cut(reMonth, false, month)
+	cut(reMonthYr, false, func(m []string) (dateRange, bool, bool) {
 		return monthRange(monthNames[m[1]], m[2], "in")
 	})
-	cut(reInYear, func(m []string) (dateRange, bool) {
+	cut(reInYear, false, func(m []string) (dateRange, bool, bool) {
 		y, _ := strconv.Atoi(m[2])
 		if y < 1990 || y > now.Year()+1 {
-			return dateRange{}, false
+			return dateRange{}, false, false
 		}
 		first := time.Date(y, 1, 1, 0, 0, 0, 0, now.Location())
 		if m[1] == "since" {
-			return dateRange{first, time.Time{}}, true
+			return dateRange{first, time.Time{}}, true, true
 		}
-		return dateRange{first, first.AddDate(1, 0, 0)}, true
+		return dateRange{first, first.AddDate(1, 0, 0)}, m[1] == "during", true
 	})
-	return r, s, phrases, found
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+// lastWord returns the last word of s (letters only), "" if none.
+func lastWord(s string) string {
+	f := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+// windowCues are words that tie a date in a query to the messages
+// themselves ("what did Sam say yesterday", "who texted me today", "what
+// happened this week"), so the date is a time window to filter by.
+var windowCues = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`say said says tell told ask asked mention mentioned talk talked talking
+message messages messaged messaging msg msgs text texts texted texting sent send sends wrote write writes written
+reply replied replies chat chatted happen happened happening miss missed`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// datePlan is what the date expressions of a query become.
+type datePlan struct {
+	// filter is the hard time window (the intersection of the phrases
+	// read as one); filterText lists those phrases.
+	filter     dateRange
+	filterText []string
+	// boost is the window of relative phrases that describe the topic
+	// ("dinner last week"): messages in it rank higher, others still
+	// match.
+	boost     dateRange
+	boostText []string
+	// rest is the query without the phrases used as filter or boost;
+	// named dates that describe the topic ("in January") stay as words.
+	rest string
+}
+
+// planDates decides what each date expression in s (lower case) means. A
+// date is a hard filter only when the query asks for messages of a time
+// window: the phrase is a window by itself (window), or the query has
+// nothing besides dates and stop-words ("messages from last week",
+// "yesterday"), or a word ties the date to the messages ("what did Sam say
+// yesterday"). Otherwise a relative date is a soft boost and a named one
+// (month, weekday, year) is searched as words: "conference in San
+// Francisco in January" is about a conference in January, whenever the
+// message was sent.
+func planDates(s string, now time.Time) datePlan {
+	p := datePlan{rest: s}
+	ms := findDates(s, now)
+	if len(ms) == 0 {
+		return p
+	}
+	blank := func(drop func(dateMatch) bool) string {
+		b := []byte(s)
+		for _, m := range ms {
+			if drop(m) {
+				for i := m.start; i < m.end; i++ {
+					b[i] = ' '
+				}
+			}
+		}
+		return string(b)
+	}
+	cue, content := false, false
+	for _, w := range terms(blank(func(dateMatch) bool { return true })) {
+		switch {
+		case windowCues[w]:
+			cue = true
+		case !stopWords[w]:
+			content = true
+		}
+	}
+	asWindow := cue || !content
+	filter := func(m dateMatch) bool { return asWindow || m.window }
+	boost := func(m dateMatch) bool { return !filter(m) && m.relative }
+	var hasF, hasB bool
+	for _, m := range ms {
+		switch {
+		case filter(m):
+			p.filter, hasF = intersect(p.filter, m.r, hasF), true
+			p.filterText = append(p.filterText, m.text)
+		case boost(m):
+			p.boost, hasB = intersect(p.boost, m.r, hasB), true
+			p.boostText = append(p.boostText, m.text)
+		}
+	}
+	p.rest = blank(func(m dateMatch) bool { return filter(m) || boost(m) })
+	return p
+}
+
+// intersect narrows r (when have) to dr, or returns dr.
+func intersect(r, dr dateRange, have bool) dateRange {
+	if !have {
+		return dr
+	}
+	if dr.from.After(r.from) {
+		r.from = dr.from
+	}
+	if !dr.to.IsZero() && (r.to.IsZero() || dr.to.Before(r.to)) {
+		r.to = dr.to
+	}
+	return r
+}
+
+// extractDates reads every date expression in s (lower case) as a filter:
+// the intersection of their ranges, the text with them removed, and the
+// matched phrases. It is the grammar alone; planDates decides which
+// expressions filter.
+func extractDates(s string, now time.Time) (dateRange, string, []string, bool) {
+	ms := findDates(s, now)
+	var r dateRange
+	var phrases []string
+	b := []byte(s)
+	for i, m := range ms {
+		r = intersect(r, m.r, i > 0)
+		phrases = append(phrases, m.text)
+		for j := m.start; j < m.end; j++ {
+			b[j] = ' '
+		}
+	}
+	return r, string(b), phrases, len(ms) > 0
 }
 
 // stem is a light English suffix stripper. It only has to map inflections
@@ -455,25 +618,28 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool) parsedQuery 
 		}
 	}
 	rest := reQuoted.ReplaceAllString(low, " ")
+	cut := false // whether words were taken out for the embedder
 	if interpretDates {
-		now := ix.now().In(ix.opts.Location)
-		dr, r2, phrases, ok := extractDates(rest, now)
-		if ok {
-			rest = r2
-			if !dr.from.IsZero() {
-				pq.since = dr.from.UnixMilli()
+		plan := planDates(rest, ix.now().In(ix.opts.Location))
+		cut = plan.rest != rest
+		rest = plan.rest
+		if len(plan.filterText) > 0 {
+			if !plan.filter.from.IsZero() {
+				pq.since = plan.filter.from.UnixMilli()
 			}
-			if !dr.to.IsZero() {
-				pq.until = dr.to.UnixMilli() - 1
+			if !plan.filter.to.IsZero() {
+				pq.until = plan.filter.to.UnixMilli() - 1
 			}
-			pq.dateText = strings.Join(phrases, ", ")
+			pq.dateText = strings.Join(plan.filterText, ", ")
 		}
-	}
-	pq.semantic = strings.Join(strings.Fields(strings.ReplaceAll(reQuoted.ReplaceAllString(text, "$1"), "\"", "")), " ")
-	if pq.dateText != "" {
-		pq.semantic = strings.Join(strings.Fields(rest), " ")
-		for _, p := range pq.phrases {
-			pq.semantic += " " + strings.Join(p, " ")
+		if len(plan.boostText) > 0 {
+			if !plan.boost.from.IsZero() {
+				pq.boostFrom = plan.boost.from.UnixMilli()
+			}
+			if !plan.boost.to.IsZero() {
+				pq.boostUntil = plan.boost.to.UnixMilli() - 1
+			}
+			pq.boostText = strings.Join(plan.boostText, ", ")
 		}
 	}
 	// Words; a trailing * asks for a prefix.
@@ -497,20 +663,58 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool) parsedQuery 
 			kept = append(kept, w)
 		}
 	}
-	if len(kept) == 0 && len(pq.phrases) == 0 {
+	if len(kept) == 0 && len(pq.phrases) == 0 && pq.dateText == "" {
 		kept = words // only stop-words: search them after all
 	}
 	seen := map[string]bool{}
+	var names map[string]map[uint32]bool
 	for _, w := range kept {
 		if seen[w.w] {
 			continue
 		}
 		seen[w.w] = true
 		qt := qterm{word: w.w, variants: ix.mem.voc.expand(w.w, w.prefix)}
+		if len(qt.variants) == 0 && !w.prefix {
+			// A word no message contains may name a person ("when is
+			// Lukas in town"): it then means their conversations.
+			if names == nil {
+				names = ix.nameWordsLocked()
+			}
+			if hs := names[w.w]; len(hs) > 0 {
+				if pq.peopleHandles == nil {
+					pq.peopleHandles = map[uint32]bool{}
+				}
+				for h := range hs {
+					pq.peopleHandles[h] = true
+					if n := ix.nameOfLocked(h); !slices.Contains(pq.people, n) {
+						pq.people = append(pq.people, n)
+					}
+				}
+				rest = removeWord(rest, w.w)
+				cut = true
+				continue
+			}
+		}
 		for _, v := range qt.variants {
 			qt.df += int64(v.df)
 		}
 		pq.terms = append(pq.terms, qt)
+	}
+	slices.Sort(pq.people)
+	// Nothing to search for but a time window or a person ("messages from
+	// last week", "Lukas", or "when is Lukas in town" where no message has
+	// the other words): the answer is their messages, newest first.
+	known := false
+	for _, t := range pq.terms {
+		known = known || len(t.variants) > 0
+	}
+	pq.listOnly = len(pq.phrases) == 0 && (len(pq.terms) == 0 && pq.dateText != "" || len(pq.people) > 0 && !known)
+	pq.semantic = strings.Join(strings.Fields(strings.ReplaceAll(reQuoted.ReplaceAllString(text, "$1"), "\"", "")), " ")
+	if cut {
+		pq.semantic = strings.Join(strings.Fields(rest), " ")
+		for _, p := range pq.phrases {
+			pq.semantic += " " + strings.Join(p, " ")
+		}
 	}
 	for _, p := range pq.phrases {
 		for _, t := range p {
@@ -532,4 +736,49 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool) parsedQuery 
 		pq.terms[i].idf = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
 	return pq
+}
+
+// nameWordsLocked maps each word of a contact name (folded like index
+// terms) to the handles of the people whose name has it, among the
+// participants of conversations the policy shows (a blocked person is
+// never named). Callers hold mem.mu.
+func (ix *Index) nameWordsLocked() map[string]map[uint32]bool {
+	out := map[string]map[uint32]bool{}
+	done := map[uint32]bool{}
+	for _, ci := range ix.mem.convByID {
+		if !ix.visible(ci) {
+			continue
+		}
+		for _, h := range ci.handles {
+			if done[h] {
+				continue
+			}
+			done[h] = true
+			n := ix.nameOfLocked(h)
+			if n == "" {
+				continue
+			}
+			for _, w := range terms(n) {
+				if out[w] == nil {
+					out[w] = map[uint32]bool{}
+				}
+				out[w][h] = true
+			}
+		}
+	}
+	return out
+}
+
+// removeWord blanks every occurrence of the index term w in s (a person's
+// name taken out of the text the embedder sees).
+func removeWord(s, w string) string {
+	b := []byte(s)
+	tokenize(s, nil, func(t []byte, a, e int) {
+		if string(t) == w {
+			for i := a; i < e; i++ {
+				b[i] = ' '
+			}
+		}
+	})
+	return string(b)
 }

@@ -169,11 +169,29 @@ type TermMatch struct {
 
 // Interpretation is what Search understood of a natural query.
 type Interpretation struct {
-	Terms    []TermMatch `json:"terms,omitempty"`
-	Phrases  []string    `json:"phrases,omitempty"`
-	DateText string      `json:"date_text,omitempty"`
-	Since    time.Time   `json:"since,omitzero"`
-	Until    time.Time   `json:"until,omitzero"`
+	Terms   []TermMatch `json:"terms,omitempty"`
+	Phrases []string    `json:"phrases,omitempty"`
+	// DateText is the date phrase applied as a filter (Since, Until): only
+	// when the query asks for messages of a time window ("messages from
+	// last week", "what did Sam say yesterday"). A named date that
+	// describes the topic ("conference in January") is searched as words.
+	DateText string    `json:"date_text,omitempty"`
+	Since    time.Time `json:"since,omitzero"`
+	Until    time.Time `json:"until,omitzero"`
+	// SoftDate is a relative date that describes the topic ("dinner last
+	// week"): not a filter; messages sent then rank higher.
+	SoftDate *SoftDate `json:"soft_date,omitempty"`
+	// People are the contacts that query words named (words no message
+	// contains, such as "Lukas" in "when is Lukas in town"): results are
+	// limited to conversations with them.
+	People []string `json:"people,omitempty"`
+}
+
+// SoftDate is a date range that ranks, not filters.
+type SoftDate struct {
+	Text  string    `json:"text"`
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Result is Search's answer.
@@ -321,6 +339,10 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		if pq.until != 0 && pq.until < f.until {
 			f.until = pq.until
 		}
+		if pq.peopleHandles != nil {
+			ix.restrictToPeopleLocked(f, pq.peopleHandles)
+			res.Notes = append(res.Notes, "a word of the query that no message contains names a contact: results are limited to conversations with them (see interpretation)")
+		}
 		res.Interpretation = interpretation(&pq)
 	}
 	if err == nil {
@@ -333,11 +355,62 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 
 	var ranked []rankedHit
-	switch q.Mode {
-	case ModeSubstring:
+	switch {
+	case q.Mode == ModeSubstring:
 		return ix.substringSearch(ctx, &q, f, cur, limit, res)
+	case pq.listOnly:
+		// Only a time window or a person: every message in scope
+		// qualifies; newest first.
+		ranked = ix.listScope(f, min(cur.Offset+limit+1, MaxDepth+1))
+		res.Mode = q.Mode
+		res.ScanComplete = true
+		var unknown []string
+		for _, t := range pq.terms {
+			unknown = append(unknown, t.word)
+		}
+		note := "the query names only a time window or a person: these are the messages in scope, newest first"
+		if len(unknown) > 0 {
+			note = "no message contains " + strings.Join(unknown, ", ") + ": these are the messages in scope (the people and dates the query names), newest first"
+		}
+		res.Notes = append(res.Notes, note)
+	default:
+		var err error
+		if ranked, err = ix.rank(ctx, &q, &pq, f, cur, limit, res); err != nil {
+			return nil, err
+		}
+	}
+	if pq.boostText != "" {
+		ix.boostDates(ranked, &pq)
+		res.Notes = append(res.Notes, fmt.Sprintf("%q is not read as a date filter (the query is about something else): messages from then rank higher, others still match", pq.boostText))
+	}
+	if cur.Offset > len(ranked) {
+		cur.Offset = len(ranked)
+	}
+	page := ranked[cur.Offset:min(len(ranked), cur.Offset+limit)]
+	if next := cur.Offset + len(page); next < len(ranked) && next < MaxDepth {
+		res.NextCursor = encodeCursor(cursor{Mode: q.Mode, Offset: next, Print: q.fingerprint()})
+	} else if next >= MaxDepth && len(ranked) > next {
+		res.Notes = append(res.Notes, fmt.Sprintf("ranked results stop at %d; narrow the query to see more", MaxDepth))
+	}
+	hits, err := ix.hydrateHits(ctx, page, &pq, f, q.Explain)
+	if err != nil {
+		return nil, err
+	}
+	res.Hits = hits
+	return res, nil
+}
+
+// rank runs the ranked modes (fulltext, semantic, hybrid) and fills res's
+// mode, coverage and completeness.
+func (ix *Index) rank(ctx context.Context, q *Query, pq *parsedQuery, f *filter, cur cursor, limit int, res *Result) ([]rankedHit, error) {
+	var ranked []rankedHit
+	switch q.Mode {
 	case ModeFulltext:
-		ft, cov, err := ix.fulltext(ctx, &pq, f, cur.Offset+limit)
+		depth := cur.Offset + limit
+		if pq.boostText != "" {
+			depth = max(depth, ix.tune.FuseDepth) // room for the boost to reorder
+		}
+		ft, cov, err := ix.fulltext(ctx, pq, f, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -355,11 +428,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		depth := max(cur.Offset+limit, ix.tune.FuseDepth)
 		if q.Mode == ModeHybrid {
 			go func() {
-				h, c, err := ix.fulltext(ctx, &pq, f, depth)
+				h, c, err := ix.fulltext(ctx, pq, f, depth)
 				ftc <- ftOut{h, c, err}
 			}()
 		}
-		sem, scov, serr := ix.semantic(ctx, &pq, f, depth)
+		sem, scov, serr := ix.semantic(ctx, pq, f, depth)
 		if serr != nil && !errors.Is(serr, errNoVectors) {
 			if q.Mode == ModeHybrid {
 				<-ftc
@@ -380,7 +453,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		if q.Mode == ModeHybrid {
 			fo = <-ftc
 		} else { // semantic without vectors falls back to full text
-			fo.hits, fo.cov, fo.err = ix.fulltext(ctx, &pq, f, depth)
+			fo.hits, fo.cov, fo.err = ix.fulltext(ctx, pq, f, depth)
 		}
 		ft, fcov, err := fo.hits, fo.cov, fo.err
 		if err != nil {
@@ -396,21 +469,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		res.ScanComplete = fcov.Complete && scov.Complete
 		ranked = fuse(ft, sem)
 	}
-	if cur.Offset > len(ranked) {
-		cur.Offset = len(ranked)
-	}
-	page := ranked[cur.Offset:min(len(ranked), cur.Offset+limit)]
-	if next := cur.Offset + len(page); next < len(ranked) && next < MaxDepth {
-		res.NextCursor = encodeCursor(cursor{Mode: q.Mode, Offset: next, Print: q.fingerprint()})
-	} else if next >= MaxDepth && len(ranked) > next {
-		res.Notes = append(res.Notes, fmt.Sprintf("ranked results stop at %d; narrow the query to see more", MaxDepth))
-	}
-	hits, err := ix.hydrateHits(ctx, page, &pq, f, q.Explain)
-	if err != nil {
-		return nil, err
-	}
-	res.Hits = hits
-	return res, nil
+	return ranked, nil
 }
 
 // prepare builds lazily maintained read structures (sorted vocabulary,
@@ -520,8 +579,128 @@ func (ix *Index) buildFilterLocked(q *Query) (*filter, error) {
 	return f, nil
 }
 
+// softDateBoost multiplies the score of a hit sent in the window of a
+// relative date that describes the topic ("dinner last week"). It reorders
+// near neighbours; it does not hide anything.
+const softDateBoost = 1.25
+
+// boostDates raises the hits sent in pq's boost window and re-sorts.
+func (ix *Index) boostDates(ranked []rankedHit, pq *parsedQuery) {
+	lo, hi := pq.boostFrom, pq.boostUntil
+	if hi == 0 {
+		hi = math.MaxInt64
+	}
+	ix.mem.mu.RLock()
+	for i := range ranked {
+		if id := ranked[i].id; id < int64(len(ix.mem.times)) {
+			if t := ix.mem.times[id]; t >= lo && t <= hi {
+				ranked[i].score *= softDateBoost
+				ranked[i].boosted = true
+			}
+		}
+	}
+	ix.mem.mu.RUnlock()
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].score > ranked[j].score })
+}
+
+// listScope returns up to n messages in f's scope, newest first (by time,
+// then id), for a query that names only a time window or a person. Every
+// message in the id range the filter's time bounds allow is examined.
+func (ix *Index) listScope(f *filter, n int) []rankedHit {
+	m := ix.mem
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	newer := func(a, b int64) bool {
+		if m.times[a] != m.times[b] {
+			return m.times[a] > m.times[b]
+		}
+		return a > b
+	}
+	// A min-heap (by recency) of the n newest seen so far.
+	var h []int64
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && newer(h[c], h[c+1]) {
+				c++
+			}
+			if !newer(h[i], h[c]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	hi := min(f.hi, int64(len(m.times))-1)
+	for id := max(f.lo, 1); id <= hi; id++ {
+		if !f.pass(m, id) {
+			continue
+		}
+		if len(h) < n {
+			h = append(h, id)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !newer(h[p], h[i]) {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+			continue
+		}
+		if n > 0 && newer(id, h[0]) {
+			h[0] = id
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return newer(h[i], h[j]) })
+	out := make([]rankedHit, len(h))
+	for i, id := range h {
+		out[i] = rankedHit{id: id}
+	}
+	return out
+}
+
+// restrictToPeopleLocked limits f to visible conversations with any of
+// handles. Callers hold mem.mu.
+func (ix *Index) restrictToPeopleLocked(f *filter, handles map[uint32]bool) {
+	var maxID uint32
+	for id := range ix.mem.convByID {
+		maxID = max(maxID, id)
+	}
+	ok := make([]bool, maxID+1)
+	for id, ci := range ix.mem.convByID {
+		if f.convOK != nil && (int(id) >= len(f.convOK) || !f.convOK[id]) {
+			continue
+		}
+		if !ix.visible(ci) {
+			continue
+		}
+		for _, h := range ci.handles {
+			if handles[h] {
+				ok[id] = true
+				break
+			}
+		}
+	}
+	f.convOK = ok
+}
+
 func interpretation(pq *parsedQuery) *Interpretation {
-	in := &Interpretation{DateText: pq.dateText}
+	in := &Interpretation{DateText: pq.dateText, People: pq.people}
+	if pq.boostText != "" {
+		sd := &SoftDate{Text: pq.boostText}
+		if pq.boostFrom != 0 {
+			sd.Since = time.UnixMilli(pq.boostFrom).UTC()
+		}
+		if pq.boostUntil != 0 {
+			sd.Until = time.UnixMilli(pq.boostUntil + 1).UTC()
+		}
+		in.SoftDate = sd
+	}
 	if pq.since != 0 {
 		in.Since = time.UnixMilli(pq.since).UTC()
 	}
@@ -550,6 +729,7 @@ type rankedHit struct {
 	matched []string
 	spans   [][2]int // highlight byte ranges in text (fulltext/substring)
 	text    string
+	boosted bool // in a soft date window (score raised)
 }
 
 func fromFulltext(ft []ftHit) []rankedHit {

@@ -60,34 +60,61 @@ func TestFulltextNaturalQueries(t *testing.T) {
 
 func TestRelativeDates(t *testing.T) {
 	ix := searchIndex(t, Options{}) // now = 2026-11-30 12:00 UTC, a Monday
+	// Asked as a time window: a hard filter.
 	for _, c := range []struct {
 		q    string
 		want []string
 	}{
-		{"dinner last week", nil}, // m8 is 3 days ago (this week? no: 2026-11-27 is last week's Friday)
-		{"dinner in the last 5 days", []string{"m8"}},
-		{"dinner this month", []string{"m8", "m3"}},
-		{"dinner yesterday", nil},
-		{"spot yesterday", []string{"m9"}},
-		{"owe in October", []string{"m1"}},
-		{"photos today", []string{"m10"}},
-		{"dentist 2 weeks ago", []string{"m5"}}, // the week of Monday 16 November
-		{"dentist last month", nil},
+		{"messages about dinner last week", []string{"m8"}}, // 2026-11-27 is in the week starting Monday 2026-11-23
+		{"what did they say about dinner in the last 5 days", []string{"m8"}},
+		{"texts about dinner this month", []string{"m3", "m8"}},
+		{"what did anyone say about dinner yesterday", nil},
+		{"what did I text yesterday", []string{"m9"}},
+		{"who texted me about owing money in October", []string{"m1"}},
+		{"did anyone mention the dentist last month", nil},
 	} {
 		r := mustSearch(t, ix, Query{Text: c.q, Mode: ModeFulltext})
 		got := hitIDs(r)
 		slices.Sort(got)
 		want := slices.Clone(c.want)
 		slices.Sort(want)
-		if c.q == "dinner last week" {
-			// 2026-11-27 is in the week starting Monday 2026-11-23.
-			want = []string{"m8"}
-		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: %v, want %v (interpreted %+v)", c.q, got, want, r.Interpretation)
 		}
 		if r.Interpretation == nil || r.Interpretation.DateText == "" {
-			t.Errorf("%q: no date interpretation", c.q)
+			t.Errorf("%q: no date filter", c.q)
+		}
+	}
+	// A relative date that describes the topic ranks, it does not hide.
+	if r := mustSearch(t, ix, Query{Text: "dinner", Mode: ModeFulltext}); len(r.Hits) < 2 || r.Hits[0].MessageID != "m8" {
+		t.Fatalf("precondition: dinner → %v, want m8 first", hitIDs(r))
+	}
+	for _, c := range []struct {
+		q     string
+		first string
+		all   []string
+	}{
+		{"dinner 10 days ago", "m3", []string{"m3", "m8"}}, // m3 was sent 10 days ago and now ranks first
+		{"dinner yesterday", "m8", []string{"m3", "m8"}},   // neither was sent yesterday: order unchanged
+		{"photos today", "m10", []string{"m10"}},
+		{"dentist last month", "m5", []string{"m5"}},
+	} {
+		for _, mode := range []Mode{ModeFulltext, ModeHybrid} {
+			r := mustSearch(t, ix, Query{Text: c.q, Mode: mode})
+			got := hitIDs(r)
+			if mode == ModeFulltext {
+				sorted := slices.Clone(got)
+				slices.Sort(sorted)
+				if !slices.Equal(sorted, c.all) {
+					t.Errorf("%s %q: %v, want %v", mode, c.q, got, c.all)
+				}
+			}
+			if len(got) == 0 || got[0] != c.first {
+				t.Errorf("%s %q: %v, want %s first", mode, c.q, got, c.first)
+			}
+			if in := r.Interpretation; in == nil || in.DateText != "" || in.SoftDate == nil {
+				t.Errorf("%s %q: interpreted %+v, want a soft date and no filter", mode, c.q, in)
+			}
 		}
 	}
 	// LiteralDates keeps the words.
