@@ -1,10 +1,12 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -41,30 +43,88 @@ func matchExpr(vs []variant, op string) string {
 // postings streams the ids matching expr within the filter's id range,
 // newest id first, keeping those that pass the filter. It stops after cap
 // postings and reports whether it saw them all. Callers hold mem.mu (read).
+//
+// The ids arrive in chunks, each one row holding a chunk's ids as text
+// (group_concat): a row per posting cost the driver a locked call per
+// column and per step, two to three times the whole chunk's cost. Chunks
+// grow (postingsChunk, ×4 each time) because each one restarts the FTS
+// query, which reads the term's postings from the start; a caller that
+// stops early (substring search) rarely needs more than the first.
 func (ix *Index) postings(ctx context.Context, expr string, f *filter, limit int, keep func(id int64) bool) (scanned int, complete bool, err error) {
-	rows, err := ix.rquery(ctx, "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC", expr, f.lo, f.hi)
-	if err != nil {
-		return 0, false, fmt.Errorf("full-text query: %w", err)
-	}
-	defer rows.Close()
 	m := ix.mem
-	for rows.Next() {
-		if scanned == limit {
-			return scanned, false, nil
-		}
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+	hi := f.hi
+	chunk := postingsChunk
+	var buf []int64
+	for {
+		// One row more than may be scanned tells whether the scan is
+		// complete.
+		n := min(chunk, limit-scanned+1)
+		var list sql.RawBytes
+		rows, err := ix.rquery(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)`, expr, f.lo, hi, n)
+		if err != nil {
 			return scanned, false, fmt.Errorf("full-text query: %w", err)
 		}
-		scanned++
-		if id < int64(len(m.flags)) && f.pass(m, id) && !keep(id) {
-			return scanned, false, nil
+		if rows.Next() {
+			err = rows.Scan(&list)
+		}
+		if err == nil {
+			buf, err = appendIDs(buf[:0], list)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return scanned, false, fmt.Errorf("full-text query: %w", err)
+		}
+		// The aggregate takes the rows in the subquery's order; sorting
+		// keeps newest-first independent of that.
+		if !slices.IsSortedFunc(buf, func(a, b int64) int { return cmp.Compare(b, a) }) {
+			slices.SortFunc(buf, func(a, b int64) int { return cmp.Compare(b, a) })
+		}
+		for _, id := range buf {
+			if scanned == limit {
+				return scanned, false, nil
+			}
+			scanned++
+			if id < int64(len(m.flags)) && f.pass(m, id) && !keep(id) {
+				return scanned, false, nil
+			}
+		}
+		if len(buf) < n {
+			return scanned, true, nil
+		}
+		hi = buf[len(buf)-1] - 1
+		chunk *= 4
+	}
+}
+
+// postingsChunk is the first chunk of ids postings reads.
+const postingsChunk = 1024
+
+// appendIDs parses a comma-separated list of decimal ids (group_concat of
+// rowids) onto dst.
+func appendIDs(dst []int64, b []byte) ([]int64, error) {
+	var v int64
+	digits := 0
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v*10 + int64(c-'0')
+			digits++
+		case c == ',' && digits > 0:
+			dst = append(dst, v)
+			v, digits = 0, 0
+		default:
+			return dst, fmt.Errorf("unexpected %q in an id list", c)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return scanned, false, fmt.Errorf("full-text query: %w", err)
+	if digits > 0 {
+		dst = append(dst, v)
+	} else if len(b) > 0 {
+		return dst, fmt.Errorf("id list ends with a comma")
 	}
-	return scanned, true, nil
+	return dst, nil
 }
 
 // fulltext ranks messages in scope by BM25. Candidates come from the FTS

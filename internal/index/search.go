@@ -231,8 +231,12 @@ func (f *filter) pass(m *memState, id int64) bool {
 	if fl&(fLive|fSearchable) != fLive|fSearchable {
 		return false
 	}
-	if t := m.times[id]; t < f.since || t > f.until {
-		return false
+	// The time column is read only under a time bound (a cache miss per
+	// id otherwise, for each posting of a common word).
+	if f.since != math.MinInt64 || f.until != math.MaxInt64 {
+		if t := m.times[id]; t < f.since || t > f.until {
+			return false
+		}
 	}
 	if f.fromMe >= 0 && (fl&fFromMe != 0) != (f.fromMe == 1) {
 		return false
