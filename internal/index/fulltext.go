@@ -358,24 +358,12 @@ func (ix *Index) bm25(ctx context.Context, cands []ftCand, terms []qterm, match 
 		for i, c := range part {
 			ids[i] = c.id
 		}
-		rows, err := ix.rquery(ctx, "SELECT id, text, search_extra FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
-		if err != nil {
-			return nil, fmt.Errorf("read candidates: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var text string
-			var extra sql.NullString
-			if err := rows.Scan(&id, &text, &extra); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read candidates: %w", err)
-			}
-			if h, ok := scoreText(id, text, extra.String, terms, match, phrases, avgdl); ok {
+		err := ix.readTexts(ctx, ids, func(r storedText) {
+			if h, ok := scoreText(r.id, r.text, r.extra, terms, match, phrases, avgdl); ok {
 				hits = append(hits, h)
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read candidates: %w", err)
 		}
 		if len(phrases) > 0 && len(hits) >= ix.tune.RerankDepth*4 {

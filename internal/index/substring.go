@@ -222,21 +222,11 @@ type textRow struct {
 }
 
 func (ix *Index) fetchTexts(ctx context.Context, ids []int64) (map[int64]textRow, error) {
-	rows, err := ix.rquery(ctx, "SELECT id, text, time FROM messages WHERE id IN (SELECT value FROM json_each(?))", idsJSON(ids))
-	if err != nil {
-		return nil, fmt.Errorf("read messages: %w", err)
-	}
-	defer rows.Close()
 	out := make(map[int64]textRow, len(ids))
-	for rows.Next() {
-		var id int64
-		var r textRow
-		if err := rows.Scan(&id, &r.text, &r.time); err != nil {
-			return nil, fmt.Errorf("read messages: %w", err)
-		}
-		out[id] = r
-	}
-	return out, rows.Err()
+	err := ix.readTexts(ctx, ids, func(r storedText) {
+		out[r.id] = textRow{text: r.text, time: r.time}
+	})
+	return out, err
 }
 
 // verifyScan walks messages in scope from the newest id down, verifying
