@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/config"
-	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 // writeChatDB builds a small chat.db from the real macOS 15 schema.
@@ -81,7 +81,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	if err := m.Run(ctx, []string{"search", "dinner", "--mode", "fulltext"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Sam Rivera", "**Dinner** at Café Rouge", "1 result(s), mode fulltext, scan complete"} {
+	for _, want := range []string{"Sam Rivera", "Dinner at Café Rouge", "1 result(s), mode fulltext, scan complete"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("search output lacks %q:\n%s", want, out)
 		}
@@ -91,11 +91,11 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	if err := m.Run(ctx, []string{"search", "owe", "me", "--json", "--contact", "Sam", "--mode", "substring"}); err != nil {
 		t.Fatal(err)
 	}
-	var res index.Result
+	var res service.SearchResult // the query layer's answer, as search_messages gives it
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
-	if len(res.Hits) != 1 || res.Hits[0].MessageID != "G3" || !res.ScanComplete || res.Hits[0].SenderName != "Sam Rivera" {
+	if len(res.Hits) != 1 || res.Hits[0].MessageID != "G3" || !res.ScanComplete || res.Hits[0].Sender != "Sam Rivera" {
 		t.Fatalf("json result: %+v", res)
 	}
 	// A second run adds nothing.
@@ -165,11 +165,11 @@ func TestIndexAndroidExport(t *testing.T) {
 	if err := m.Run(ctx, []string{"search", "parcel", "--json", "--mode", "fulltext"}); err != nil {
 		t.Fatal(err)
 	}
-	var res index.Result
+	var res service.SearchResult
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Hits) != 1 || res.Hits[0].SenderName != "Ana Lima" || res.Hits[0].Source != "android" {
+	if len(res.Hits) != 1 || res.Hits[0].Sender != "Ana Lima" || !strings.HasPrefix(res.Hits[0].Conversation.ID, "android:") {
 		t.Fatalf("android hit: %+v", res.Hits)
 	}
 }

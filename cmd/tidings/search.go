@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 func init() {
@@ -20,11 +20,12 @@ func init() {
 	})
 }
 
-var searchFlags = []string{"home", "region", "log-level", "embedder", "embedder-url", "embedder-model", "embedder-api-key-env"}
+var searchFlags = queryFlags
 
 const searchUsage = `Usage: tidings search QUERY [flags]
 
-Searches the index built by 'tidings index'. QUERY can be a natural
+Searches the index built by 'tidings index' (your read policy applies;
+secrets in messages are masked). QUERY can be a natural
 question ("what did Sam say about the tickets last week"), words, a
 "quoted phrase", or, with --mode substring, exact text to find.
 
@@ -65,14 +66,14 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	fs := newFlagSet(m, "search", searchUsage)
 	loader := config.Bind(fs, searchFlags...)
 	mode := fs.String("mode", "hybrid", "hybrid, fulltext, substring or semantic")
-	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	jsonOut := fs.Bool("json", false, "print the result as JSON (the search_messages fields, bodies not wrapped)")
 	limit := fs.Int("limit", 10, "results per page (1-100)")
 	conv := fs.String("conversation", "", "restrict to a conversation (id or chat identifier)")
 	contact := fs.String("contact", "", "restrict to conversations with a person (name, phone, email)")
 	days := fs.Int("days", 0, "restrict to the last N days")
 	var fromMe boolFlag
 	fs.Var(&fromMe, "from-me", "only messages I sent (true) or received (false)")
-	explain := fs.Bool("explain", false, "show each signal's rank and score")
+	explain := fs.Bool("explain", false, "show each hit's score")
 	cursor := fs.String("cursor", "", "continue from a previous result's next_cursor")
 	literal := fs.Bool("literal-dates", false, "treat words like 'yesterday' as words, not date filters")
 	// Flags may follow the query.
@@ -83,61 +84,55 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	if text == "" {
 		return usageError{"search needs a query, e.g. tidings search \"dinner on friday\""}
 	}
-	cfg, err := loader.Load(m.Getenv)
+	if *limit < 1 || *limit > service.MaxSearchLimit {
+		return usageError{fmt.Sprintf("--limit %d: want 1 to %d", *limit, service.MaxSearchLimit)}
+	}
+	if *days < 0 {
+		return usageError{fmt.Sprintf("--days %d: want a positive number of days", *days)}
+	}
+	switch index.Mode(*mode) {
+	case index.ModeHybrid, index.ModeFulltext, index.ModeSubstring, index.ModeSemantic:
+	default:
+		return usageError{fmt.Sprintf("--mode %q: want hybrid, fulltext, substring or semantic", *mode)}
+	}
+	// The query layer answers, as it does for review, dossier, the MCP
+	// tools and the bridge: read policy (people, not only threads),
+	// redaction and sanitisation apply to what a terminal — or an agent
+	// running this command — is shown.
+	_, svc, done, err := openQuery(ctx, m, loader)
 	if err != nil {
 		return err
 	}
-	logger := newLogger(m.Stderr, cfg.LogLevel)
-	ix, err := openIndex(ctx, cfg, m.Getenv, logger, true)
+	defer done()
+	res, err := svc.Search(ctx, service.SearchParams{Query: text, Mode: *mode, ConversationID: *conv, Contact: *contact,
+		Days: float64(*days), FromMe: fromMe.v, Limit: *limit, Cursor: *cursor, LiteralDates: *literal})
 	if err != nil {
-		return fmt.Errorf("%w (run 'tidings index' first)", err)
-	}
-	defer ix.Close()
-	res, err := ix.Search(ctx, index.Query{Text: text, Mode: index.Mode(*mode), ConversationID: *conv, Contact: *contact,
-		Days: *days, FromMe: fromMe.v, Limit: *limit, Cursor: *cursor, Explain: *explain, LiteralDates: *literal})
-	if err != nil {
-		if errors.Is(err, index.ErrBadQuery) || errors.Is(err, index.ErrBadCursor) {
-			return usageError{err.Error()}
-		}
 		return err
 	}
 	if *jsonOut {
 		return printJSON(m.Stdout, res)
 	}
-	printResult(m.Stdout, res, isTerminalWriter(m.Stdout))
+	printResult(m.Stdout, res, isTerminalWriter(m.Stdout), *explain)
 	return nil
 }
 
-// printResult writes a result for a person: one block per hit, then what
-// was searched and whether the scan was complete.
-func printResult(w io.Writer, res *index.Result, color bool) {
+// printResult writes a result for a person: one block per hit (its body
+// on one line, so no body can pass for another row), then what was
+// searched and whether the scan was complete.
+func printResult(w io.Writer, res service.SearchResult, color, explain bool) {
 	for _, h := range res.Hits {
-		who := h.SenderName
-		if who == "" {
-			who = h.Sender
+		fmt.Fprintf(w, "%s  %s · %s\n", h.Time.Format("2006-01-02 15:04"), h.Sender, h.Conversation.Label)
+		body := h.Snippet
+		if body == "" {
+			body = h.Text
 		}
-		if h.FromMe {
-			who = "me"
-		}
-		where := h.Conversation.Label
-		fmt.Fprintf(w, "%s  %s · %s\n", h.Time.Local().Format("2006-01-02 15:04"), who, where)
-		snip := h.Snippet
+		body = oneLine(body, 400)
 		if color {
-			snip = highlight(snip)
+			body = highlight(body)
 		}
-		fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(snip, "\n", "\n    "))
-		if e := h.Explain; e != nil {
-			var parts []string
-			if e.Fulltext != nil {
-				parts = append(parts, fmt.Sprintf("fulltext #%d (%.3f)", e.Fulltext.Rank, e.Fulltext.Score))
-			}
-			if e.Semantic != nil {
-				parts = append(parts, fmt.Sprintf("semantic #%d (%.3f)", e.Semantic.Rank, e.Semantic.Score))
-			}
-			if e.Fused > 0 {
-				parts = append(parts, fmt.Sprintf("fused %.4f", e.Fused))
-			}
-			fmt.Fprintf(w, "    [%s]\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "    %s\n", body)
+		if explain {
+			fmt.Fprintf(w, "    [score %.4f]\n", h.Score)
 		}
 	}
 	if len(res.Hits) == 0 {
@@ -150,25 +145,15 @@ func printResult(w io.Writer, res *index.Result, color bool) {
 		fmt.Fprint(w, ", scan NOT complete (more matches may exist)")
 	}
 	fmt.Fprintln(w)
-	if in := res.Interpretation; in != nil {
-		var words []string
-		for _, t := range in.Terms {
-			words = append(words, t.Word)
-		}
-		if len(words) > 0 {
-			fmt.Fprintf(w, "searched for: %s\n", strings.Join(words, ", "))
-		}
-		if in.DateText != "" {
-			fmt.Fprintf(w, "dates: %q → %s", in.DateText, fmtRange(in.Since, in.Until))
-			fmt.Fprintln(w)
-		}
+	if d := res.DateFilter; d != nil {
+		fmt.Fprintf(w, "dates: %q → %s\n", d.Text, fmtRange(d.Since, d.Until))
 	}
 	for _, c := range []*index.SignalCoverage{res.Coverage.Fulltext, res.Coverage.Semantic, res.Coverage.Substring} {
 		if c != nil && c.Note != "" {
-			fmt.Fprintf(w, "note: %s\n", c.Note)
+			fmt.Fprintf(w, "note: %s\n", oneLine(c.Note, 300))
 		}
 		if c != nil && len(c.Capped) > 0 {
-			fmt.Fprintf(w, "note: only the newest matches of %s were read\n", strings.Join(c.Capped, ", "))
+			fmt.Fprintf(w, "note: only the newest matches of %s were read\n", oneLine(strings.Join(c.Capped, ", "), 300))
 		}
 	}
 	for _, n := range res.Notes {

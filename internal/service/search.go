@@ -42,6 +42,9 @@ type SearchParams struct {
 	// each hit (0 to MaxSearchContext).
 	Context int
 	Cursor  string
+	// LiteralDates keeps words such as "yesterday" as words instead of a
+	// date filter (the CLI's --literal-dates).
+	LiteralDates bool
 }
 
 // ContextMessage is a neighbouring message of a search hit.
@@ -104,7 +107,8 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 	if err != nil {
 		return SearchResult{}, err
 	}
-	q := index.Query{Text: strings.TrimSpace(prm.Query), Mode: index.Mode(strings.ToLower(strings.TrimSpace(prm.Mode))), Limit: prm.Limit, Cursor: prm.Cursor, FromMe: prm.FromMe}
+	q := index.Query{Text: strings.TrimSpace(prm.Query), Mode: index.Mode(strings.ToLower(strings.TrimSpace(prm.Mode))), Limit: prm.Limit, Cursor: prm.Cursor, FromMe: prm.FromMe,
+		LiteralDates: prm.LiteralDates}
 	switch {
 	case q.Text == "":
 		return SearchResult{}, userErr("query is required: give words, a question or a \"quoted phrase\" to look for")
