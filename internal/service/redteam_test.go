@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidings-mcp/tidings/internal/dossier"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/service"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
@@ -214,5 +216,33 @@ func TestRedTeamBlockedAuthorsAttachment(t *testing.T) {
 		if !errors.Is(err, service.ErrNotFound) {
 			t.Errorf("SaveAttachment(%s) = %v; want not found", id, err)
 		}
+	}
+}
+
+// capture is a DossierSummarizer that keeps what it was asked to
+// summarise (what would go to the configured endpoint).
+type capture struct{ got []byte }
+
+func (c *capture) Summarize(_ context.Context, r dossier.Report) (*dossier.Summary, error) {
+	c.got, _ = json.Marshal(r)
+	return &dossier.Summary{Text: "ok", Model: "fake"}, nil
+}
+
+// TestRedTeamSummaryPromptClean: what a dossier hands the optional
+// summary endpoint (an outside service) holds no blocked person's words
+// and no secret.
+func TestRedTeamSummaryPromptClean(t *testing.T) {
+	c := &capture{}
+	env := servicetest.RedTeam(t, servicetest.Options{NoEmbed: true, Summarizer: c})
+	for _, ref := range []string{"Alex Hostile", servicetest.QuoteNameEmail, "Jamie Fox"} {
+		c.got = nil
+		if _, err := env.Service.Dossier(ctx, service.DossierParams{ContactID: ref}); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.got) == 0 {
+			t.Fatalf("%s: the summarizer was not asked", ref)
+		}
+		mustNotContain(t, "the summary request for "+ref, json.RawMessage(c.got),
+			append(append([]string{servicetest.TwoChatSentinel, "Zanzisentinel"}, servicetest.Secrets...), "hunter2")...)
 	}
 }
