@@ -3,6 +3,8 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -241,5 +243,36 @@ func TestRedTeamBridgeHostileJSON(t *testing.T) {
 		var params any
 		json.Unmarshal([]byte(strings.TrimPrefix(b, "\ufeff")), &params)
 		rtScan(t, fmt.Sprintf("case %d", i), params, got, tokens)
+	}
+}
+
+// TestRedTeamBridgePlantedResponse: a process that can write to the
+// bridge folder plants response-<id>.json (and its temp name) as a
+// symlink to a file elsewhere before the helper answers. The helper's
+// answer — message bodies — must replace the link, never be written
+// through it, and the file elsewhere must stay as it was.
+func TestRedTeamBridgePlantedResponse(t *testing.T) {
+	env := servicetest.RedTeam(t, servicetest.Options{NoEmbed: true})
+	h := serviceHarness(t, env)
+	outside := filepath.Join(t.TempDir(), "victim.txt")
+	if err := os.WriteFile(outside, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resp := h.path(ControlDir, ResponsesDir)
+	for i, name := range []string{ResponseName("pl0"), "." + ResponseName("pl1") + ".tmp"} {
+		id := fmt.Sprintf("pl%d", i)
+		if err := os.Symlink(outside, filepath.Join(resp, name)); err != nil {
+			t.Fatal(err)
+		}
+		h.put(id, request(id, ActionChatHistory, map[string]any{"chat": "Alex Hostile", "days": 90}, ""))
+		h.drain()
+		if b, err := os.ReadFile(outside); err != nil || string(b) != "keep" {
+			t.Fatalf("%s: the helper wrote through a planted symlink: %q %v", name, b, err)
+		}
+		if fi, err := os.Lstat(filepath.Join(resp, ResponseName(id))); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: response mode %v", id, fi.Mode().Perm())
+			}
+		}
 	}
 }
