@@ -43,15 +43,90 @@ func (ix *Index) Purge(ctx context.Context, conversationID string) (int, error) 
 	return len(ids), nil
 }
 
+// PolicyPinner is implemented by a Policy that is loaded from files and so
+// can fail to load or change between two questions (service.Gate). The
+// index then never decides against a policy it could not load: Sync and
+// ApplyPolicy pin one loaded policy for all their decisions, and refuse —
+// changing nothing — when it cannot be loaded. A policy that reads nothing
+// would otherwise look like one that blocks everything, and purge the
+// index.
+type PolicyPinner interface {
+	Policy
+	// PinPolicy loads the policy and pins it: AllowConversation answers
+	// from that load until release is called. It returns the policy's
+	// fingerprint (it changes exactly when the policy's decisions may), or
+	// an error, pinning nothing, when the policy cannot be loaded.
+	PinPolicy() (fingerprint string, release func(), err error)
+	// PolicyFingerprint returns the current policy's fingerprint, or an
+	// error when it cannot be loaded. It is cheap (the watcher polls it).
+	PolicyFingerprint() (string, error)
+}
+
+// ErrPolicyUnavailable is wrapped by Sync and ApplyPolicy errors when the
+// read policy cannot be loaded: nothing was synced or purged.
+var ErrPolicyUnavailable = errors.New("read policy unavailable")
+
+// policyFPKey is the meta key of the fingerprint of the policy the stored
+// rows were last checked against.
+const policyFPKey = "policy_fp"
+
+// pinPolicy pins the policy for one write operation (see PolicyPinner).
+// For a Policy that is not a PolicyPinner it pins nothing and returns "".
+func (ix *Index) pinPolicy() (fingerprint string, release func(), err error) {
+	pp, ok := ix.opts.Policy.(PolicyPinner)
+	if !ok {
+		return "", func() {}, nil
+	}
+	fp, release, err := pp.PinPolicy()
+	if err != nil {
+		return "", nil, fmt.Errorf("%w (%v): nothing was synced or purged; the index is unchanged until the policy loads again", ErrPolicyUnavailable, err)
+	}
+	return fp, release, nil
+}
+
+// policyFingerprint returns the current policy's fingerprint, "" when the
+// policy is not a PolicyPinner or cannot be loaded.
+func (ix *Index) policyFingerprint() string {
+	pp, ok := ix.opts.Policy.(PolicyPinner)
+	if !ok {
+		return ""
+	}
+	fp, err := pp.PolicyFingerprint()
+	if err != nil {
+		return ""
+	}
+	return fp
+}
+
 // ApplyPolicy asks the Policy about every stored conversation and purges
 // the ones it now blocks (see Purge). The read-policy package calls it after
-// the user blocks a thread.
+// the user blocks a thread. When the policy's fingerprint changed since the
+// rows were last checked, every source's watermark is also reset, so the
+// next Sync reads the sources again in full and imports threads the policy
+// now allows (rows already stored are skipped by their content hash). With
+// a policy that cannot be loaded it fails with ErrPolicyUnavailable and
+// changes nothing.
 func (ix *Index) ApplyPolicy(ctx context.Context) (int, error) {
 	if ix.wdb == nil {
 		return 0, errors.New("apply policy: index opened read-only")
 	}
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
+	fp, release, err := ix.pinPolicy()
+	if err != nil {
+		return 0, fmt.Errorf("apply policy: %w", err)
+	}
+	defer release()
+	n, err := ix.purgeBlockedLocked(ctx)
+	if err != nil {
+		return n, err
+	}
+	return n, ix.notePolicyLocked(ctx, fp)
+}
+
+// purgeBlockedLocked purges every stored conversation the (pinned) policy
+// blocks. Callers hold writeMu.
+func (ix *Index) purgeBlockedLocked(ctx context.Context) (int, error) {
 	var ids []uint32
 	ix.mem.mu.RLock()
 	for id, ci := range ix.mem.convByID {
@@ -71,6 +146,40 @@ func (ix *Index) ApplyPolicy(ctx context.Context) (int, error) {
 		}
 	}
 	return len(ids), nil
+}
+
+// notePolicyLocked records fp as the policy the stored rows were checked
+// against. When it differs from the one recorded, every source's watermark
+// is reset in the same transaction: a thread the new policy allows may
+// have been skipped or purged before, and its messages lie behind the
+// watermark. Callers hold writeMu and have purged what fp blocks.
+func (ix *Index) notePolicyLocked(ctx context.Context, fp string) error {
+	if fp == "" {
+		return nil
+	}
+	stored, err := getMetaString(ctx, ix.wdb, policyFPKey)
+	if err != nil || stored == fp {
+		return err
+	}
+	tx, err := ix.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record read policy: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, "UPDATE sources SET watermark = NULL WHERE watermark IS NOT NULL")
+	if err != nil {
+		return fmt.Errorf("record read policy: %w", err)
+	}
+	if err := setMeta(ctx, tx, policyFPKey, fp); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record read policy: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 && stored != "" {
+		ix.log.Info("read policy changed; sources will be read again in full so threads it now allows are imported", "sources", n)
+	}
+	return nil
 }
 
 // scrub merges the FTS index (contentless deletes leave postings in old

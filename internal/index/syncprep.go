@@ -3,11 +3,38 @@ package index
 import "context"
 
 // prepareSync runs at the start of every Sync, under writeMu, before any
-// source is read: one-time rewrites of rows stored by older versions
-// (codes.go). The returned function runs when the sync ends.
+// source is read. It pins the read policy for the whole sync (a policy that
+// cannot be loaded fails the sync with ErrPolicyUnavailable, changing
+// nothing), purges what a changed policy blocks and resets the watermarks
+// so threads it now allows are read again (purge.go), and does one-time
+// rewrites of rows stored by older versions (codes.go). release unpins the
+// policy when the sync ends.
 func (ix *Index) prepareSync(ctx context.Context) (release func(), err error) {
+	fp, unpin, err := ix.pinPolicy()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			unpin()
+		}
+	}()
+	if fp != "" {
+		stored, err := getMetaString(ctx, ix.wdb, policyFPKey)
+		if err != nil {
+			return nil, err
+		}
+		if stored != fp {
+			if _, err := ix.purgeBlockedLocked(ctx); err != nil {
+				return nil, err
+			}
+			if err := ix.notePolicyLocked(ctx, fp); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := ix.maskStoredCodes(ctx); err != nil {
 		return nil, err
 	}
-	return func() {}, nil
+	return unpin, nil
 }

@@ -109,6 +109,11 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 		go func() {
 			defer wg.Done()
 			last := statAll(opts.Paths)
+			// A read-policy change (or the policy loading again after a
+			// breakage) needs a sync even when no file changed: it
+			// purges what the policy now blocks and re-reads the sources
+			// for threads it now allows (purge.go).
+			lastPolicy := ix.policyFingerprint()
 			t := time.NewTicker(opts.Poll)
 			defer t.Stop()
 			for {
@@ -119,6 +124,12 @@ func (ix *Index) Watch(ctx context.Context, opts WatchOptions) error {
 					if now := statAll(opts.Paths); now != last {
 						last = now
 						notify()
+					}
+					if fp := ix.policyFingerprint(); fp != lastPolicy {
+						lastPolicy = fp
+						if fp != "" {
+							notify()
+						}
 					}
 				}
 			}

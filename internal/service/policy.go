@@ -23,7 +23,11 @@ type PolicySource interface {
 // refreshed by every service request ([Gate.Refresh]) and, for the index's
 // own calls, when it is older than gateMaxAge.
 //
-// It fails closed: while the policy cannot be loaded, no thread is allowed.
+// It fails closed: while the policy cannot be loaded, no thread is allowed
+// to be read. The index's writes never act on that: Gate implements
+// index.PolicyPinner, so a sync or purge pins one loaded policy for all its
+// decisions, and is refused — changing nothing — while the policy cannot be
+// loaded (an unreadable policy must never purge the index).
 type Gate struct {
 	src PolicySource
 
@@ -31,7 +35,12 @@ type Gate struct {
 	cur *policy.Policy
 	err error
 	at  time.Time // when the snapshot was taken (monotonic; cache age only)
+	// pinned answers AllowConversation while pins > 0 (index.PolicyPinner).
+	pinned *policy.Policy
+	pins   int
 }
+
+var _ index.PolicyPinner = (*Gate)(nil)
 
 // gateMaxAge bounds how stale the snapshot the index sees can be.
 const gateMaxAge = 500 * time.Millisecond
@@ -89,9 +98,62 @@ func (g *Gate) Info() (policy.Info, error) {
 }
 
 // AllowConversation implements index.Policy: the whole conversation, with
-// every participant, is checked.
+// every participant, is checked, against the pinned policy while the index
+// holds a pin.
 func (g *Gate) AllowConversation(c model.Conversation) bool {
-	return g.snapshot().AllowThread(policy.ThreadOf(c)).Allowed
+	g.mu.Lock()
+	p := g.pinned
+	g.mu.Unlock()
+	if p == nil {
+		p = g.snapshot()
+	}
+	return p.AllowThread(policy.ThreadOf(c)).Allowed
+}
+
+// PinPolicy implements index.PolicyPinner: it loads the policy now and
+// answers AllowConversation from that load until every pin is released. A
+// pin taken while another is held shares its policy, so one operation
+// never sees two policies. It fails, pinning nothing, when the policy
+// cannot be loaded.
+func (g *Gate) PinPolicy() (string, func(), error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pins == 0 {
+		p, err := g.refreshLocked()
+		if err != nil {
+			return "", nil, err
+		}
+		g.pinned = p
+	}
+	g.pins++
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.pins--; g.pins == 0 {
+				g.pinned = nil
+			}
+		})
+	}
+	return g.pinned.Fingerprint(), release, nil
+}
+
+// PolicyFingerprint implements index.PolicyPinner: the fingerprint of the
+// current policy (the snapshot, at most gateMaxAge old), or the load error.
+func (g *Gate) PolicyFingerprint() (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.at.IsZero() || time.Since(g.at) > gateMaxAge {
+		g.refreshLocked()
+	}
+	if g.err != nil {
+		return "", g.err
+	}
+	if g.cur == nil {
+		return "", errNoPolicy
+	}
+	return g.cur.Fingerprint(), nil
 }
 
 // allowConv checks a conversation as the query layer returns it. Its
