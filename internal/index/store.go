@@ -213,6 +213,10 @@ func openDB(path string, read bool, conns int, cacheKiB int) (*sql.DB, error) {
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(NORMAL)")
+		// Freed space is zeroed on every write, not only in a purge: an
+		// earlier version of a row a sync rewrote would otherwise stay in
+		// a page's free space and outlive the purge of its thread.
+		q.Add("_pragma", "secure_delete(1)")
 		q.Set("_txlock", "immediate")
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
