@@ -541,7 +541,10 @@ func (w *batchWriter) Message(m model.Message) error {
 			convs = append(convs, id)
 		}
 	}
-	if len(convs) == 0 {
+	// A message in a blocked thread is part of it, whatever other threads
+	// chat.db also joins it to: showing it there would show the blocked
+	// thread's content. So it is not stored (and a stored copy goes).
+	if blocked || len(convs) == 0 {
 		if blocked {
 			w.rep.SkippedPolicy++
 		} else {

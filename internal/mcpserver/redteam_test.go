@@ -427,8 +427,6 @@ func TestRedTeamSearchIsNoOracle(t *testing.T) {
 // that chat.db joins to the blocked thread and to an allowed one is part
 // of the blocked thread and must not be shown through the other.
 func TestRedTeamOwnMessageJoinedToBlockedThread(t *testing.T) {
-	t.Skip("open (internal/index): a message in a blocked and an allowed conversation is kept in the allowed one (batchWriter.Message), " +
-		"and the query layer sees only its one conversation, so it cannot tell; the sender filter covers such rows only when a blocked person wrote them")
 	env := servicetest.RedTeam(t, servicetest.Options{})
 	cs, _ := toolSession(t, env, Filters{})
 	for _, c := range []rtCall{
