@@ -701,16 +701,38 @@ const (
 	refitMin    = 50000
 )
 
-// ensureFitted restores or fits a Fitter's state.
+// ensureFitted restores or fits a Fitter's state. A fit that read the
+// corpus before a purge committed (the purge forgot the fitted state, see
+// forgetFitTx) may have learned from the purged messages: it is discarded
+// and done again.
 func (ix *Index) ensureFitted(ctx context.Context, prog *progress, held bool) error {
 	f, ok := ix.opts.Embedder.(Fitter)
 	if !ok {
 		return nil
 	}
+	for try := 0; ; try++ {
+		err := ix.ensureFittedOnce(ctx, f, prog, held)
+		if !errors.Is(err, errFitStale) {
+			return err
+		}
+		if try == 2 {
+			return fmt.Errorf("fit embedder: messages were purged during three fits in a row; trying again later")
+		}
+	}
+}
+
+// errFitStale means a purge committed while the corpus was being fitted.
+var errFitStale = errors.New("corpus purged during the fit")
+
+func (ix *Index) ensureFittedOnce(ctx context.Context, f Fitter, prog *progress, held bool) error {
+	epoch, err := getMetaInt(ctx, ix.rdb, fitEpochKey)
+	if err != nil {
+		return err
+	}
 	key := ix.embBaseID
 	var data []byte
 	var fitDocs int64
-	err := ix.rdb.QueryRowContext(ctx, "SELECT data, fit_docs FROM embedder_state WHERE key = ?", key).Scan(&data, &fitDocs)
+	err = ix.rdb.QueryRowContext(ctx, "SELECT data, fit_docs FROM embedder_state WHERE key = ?", key).Scan(&data, &fitDocs)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -765,6 +787,16 @@ func (ix *Index) ensureFitted(ctx context.Context, prog *progress, held bool) er
 	}
 	unlock := ix.lockWrite(held)
 	defer unlock()
+	if now, err := getMetaInt(ctx, ix.wdb, fitEpochKey); err != nil || now != epoch {
+		// A purge committed since the corpus was read: forget this fit.
+		if uerr := f.UnmarshalBinary(nil); uerr != nil {
+			ix.log.Warn("reset fitted embedder", "err", uerr)
+		}
+		if err != nil {
+			return err
+		}
+		return errFitStale
+	}
 	if _, err := ix.wdb.ExecContext(ctx, `INSERT INTO embedder_state(key, data, fit_docs, fit_at) VALUES(?, ?, ?, ?)
 ON CONFLICT(key) DO UPDATE SET data = excluded.data, fit_docs = excluded.fit_docs, fit_at = excluded.fit_at`, key, state, docs, ix.now().UnixMilli()); err != nil {
 		return fmt.Errorf("save embedder state: %w", err)

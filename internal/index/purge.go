@@ -11,10 +11,11 @@ import (
 // e.g. a chat.db guid) is conversationID, with all derived data: messages
 // (a message that also belongs to another conversation stays there),
 // full-text and vector entries, reactions, attachments, participants,
-// handles no other thread uses, and dossier/triage caches. The FTS index is
-// then merged and freed pages are zeroed (secure_delete), so no trace of
-// the text is left in the database file. It returns the number of
-// conversations removed. Whether the thread comes back on the next sync is
+// handles no other thread uses, and dossier/triage caches. A fitted
+// embedder's state learned from the corpus is forgotten too (see
+// purgeLocked). The FTS index is then merged and freed pages are zeroed
+// (secure_delete), so no trace of the text is left in the database file.
+// It returns the number of conversations removed. Whether the thread comes back on the next sync is
 // the policy's decision: a thread the Policy blocks never does.
 func (ix *Index) Purge(ctx context.Context, conversationID string) (int, error) {
 	if ix.wdb == nil {
@@ -35,10 +36,8 @@ func (ix *Index) Purge(ctx context.Context, conversationID string) (int, error) 
 			return 0, err
 		}
 	}
-	if len(ids) > 0 {
-		if err := ix.scrub(ctx); err != nil {
-			return len(ids), err
-		}
+	if err := ix.finishPurgeLocked(ctx); err != nil {
+		return len(ids), err
 	}
 	return len(ids), nil
 }
@@ -140,10 +139,8 @@ func (ix *Index) purgeBlockedLocked(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	if len(ids) > 0 {
-		if err := ix.scrub(ctx); err != nil {
-			return len(ids), err
-		}
+	if err := ix.finishPurgeLocked(ctx); err != nil {
+		return len(ids), err
 	}
 	return len(ids), nil
 }
@@ -180,6 +177,83 @@ func (ix *Index) notePolicyLocked(ctx context.Context, fp string) error {
 		ix.log.Info("read policy changed; sources will be read again in full so threads it now allows are imported", "sources", n)
 	}
 	return nil
+}
+
+// purgePendingKey is the meta key set, in the same transaction, by every
+// purge that removed messages and cleared once the index was scrubbed, so
+// a scrub interrupted by a crash (or a purge during a sync) is finished by
+// the next write.
+const purgePendingKey = "purge_pending"
+
+// fitEpochKey is the meta key counting purges that invalidated a fitted
+// embedder's state: a fit that read the corpus before such a purge is
+// discarded (ensureFitted).
+const fitEpochKey = "fit_epoch"
+
+// finishPurgeLocked scrubs the index when a purge left it pending, and
+// wakes the background embedder (a purge may have discarded the fitted
+// state and the vectors made with it). Callers hold writeMu.
+func (ix *Index) finishPurgeLocked(ctx context.Context) error {
+	pending, err := getMetaInt(ctx, ix.wdb, purgePendingKey)
+	if err != nil || pending == 0 {
+		return err
+	}
+	if err := ix.scrub(ctx); err != nil {
+		return err
+	}
+	if err := setMeta(ctx, ix.wdb, purgePendingKey, 0); err != nil {
+		return err
+	}
+	ix.wakeEmbedder()
+	return nil
+}
+
+// forgetFitTx discards, inside a purge's transaction, everything a Fitter
+// learned from the corpus: every stored fitted state (for any embedder
+// configuration) and the vectors' claim to be current, so no vector made
+// with the old state is used; the next embedding pass fits again on what
+// is left and re-embeds. Refitting rather than scrubbing words out of the
+// state: the state's ID is a hash of it, so any change re-embeds every
+// message anyway, and a refit also drops what the purged messages taught
+// the words that remain (co-occurrence context, frequency weights), which
+// a scrub would keep. The fit epoch is advanced even when no state is
+// stored yet, so a fit running meanwhile is not stored (ensureFitted). It
+// reports whether there was a state to forget.
+func (ix *Index) forgetFitTx(ctx context.Context, tx *sql.Tx) (bool, error) {
+	if _, ok := ix.opts.Embedder.(Fitter); !ok {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, 1)
+ON CONFLICT(key) DO UPDATE SET value = value + 1`, fitEpochKey); err != nil {
+		return false, fmt.Errorf("purge embedder state: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM embedder_state")
+	if err != nil {
+		return false, fmt.Errorf("purge embedder state: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	for k, v := range map[string]any{"vec_embedder": "", "vec_ready": 0} {
+		if err := setMeta(ctx, tx, k, v); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// forgetFitMemLocked is forgetFitTx's counterpart in memory, after the
+// commit: the embedder returns to its unfitted state and the vectors in
+// memory stop counting as current. Callers hold mem.mu.
+func (ix *Index) forgetFitMemLocked() {
+	if f, ok := ix.opts.Embedder.(Fitter); ok {
+		if err := f.UnmarshalBinary(nil); err != nil {
+			ix.log.Warn("reset fitted embedder", "err", err)
+		}
+	}
+	if v := ix.mem.vec; v != nil {
+		v.embID, v.ready = "", false
+	}
 }
 
 // scrub merges the FTS index (contentless deletes leave postings in old
@@ -417,8 +491,15 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
 		return ix.failMem(err)
 	}
-	for k, v := range map[string]any{"gen": gen, "msg_gen": gen, "docs": mem.docs, "total_len": mem.totalLen} {
+	for k, v := range map[string]any{"gen": gen, "msg_gen": gen, "docs": mem.docs, "total_len": mem.totalLen, purgePendingKey: 1} {
 		if err := setMeta(ctx, tx, k, v); err != nil {
+			return ix.failMem(err)
+		}
+	}
+	// Messages left the corpus: what a Fitter learned from them goes too.
+	forgot := false
+	if len(d.clear) > 0 {
+		if forgot, err = ix.forgetFitTx(ctx, tx); err != nil {
 			return ix.failMem(err)
 		}
 	}
@@ -427,6 +508,17 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	}
 	committed = true
 	mem.gen = gen
+	if forgot {
+		ix.forgetFitMemLocked()
+	}
+	for t, n := range d.df {
+		if n < 0 && mem.voc.df[t] == 0 {
+			// A term left the vocabulary: rebuild the sorted views (they
+			// would still hold it) at the next query.
+			mem.voc.built = false
+			break
+		}
+	}
 	delete(mem.convByID, conv)
 	for _, h := range goneHandles {
 		delete(mem.handleByS, mem.handleStr[h])

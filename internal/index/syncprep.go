@@ -7,8 +7,9 @@ import "context"
 // cannot be loaded fails the sync with ErrPolicyUnavailable, changing
 // nothing), purges what a changed policy blocks and resets the watermarks
 // so threads it now allows are read again (purge.go), and does one-time
-// rewrites of rows stored by older versions (codes.go). release unpins the
-// policy when the sync ends.
+// rewrites of rows stored by older versions (codes.go). release, run when
+// the sync ends (still under writeMu), scrubs what the sync purged and
+// unpins the policy.
 func (ix *Index) prepareSync(ctx context.Context) (release func(), err error) {
 	fp, unpin, err := ix.pinPolicy()
 	if err != nil {
@@ -36,5 +37,17 @@ func (ix *Index) prepareSync(ctx context.Context) (release func(), err error) {
 	if err := ix.maskStoredCodes(ctx); err != nil {
 		return nil, err
 	}
-	return unpin, nil
+	// A scrub a crash interrupted.
+	if err := ix.finishPurgeLocked(ctx); err != nil {
+		return nil, err
+	}
+	return func() {
+		// Threads the sync purged (blocked ones) are scrubbed before the
+		// sync returns; on failure the flag stays and the next write
+		// finishes it.
+		if err := ix.finishPurgeLocked(context.WithoutCancel(ctx)); err != nil {
+			ix.log.Error("scrub after purge", "err", err)
+		}
+		unpin()
+	}, nil
 }
