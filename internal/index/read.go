@@ -731,6 +731,11 @@ type AttachmentLocation struct {
 	RowID  int64  `json:"row_id,omitempty"`
 	// MessageID is the id of the message carrying the attachment.
 	MessageID string `json:"message_id"`
+	// Sender is the message's sender handle ("" when FromMe), so a caller
+	// can refuse the attachment where it would leave out its message (a
+	// blocked person's photo in a group they left).
+	Sender string `json:"sender,omitempty"`
+	FromMe bool   `json:"from_me"`
 	// Conversation is the message's conversation (its primary one when it
 	// is in several), with its participants.
 	Conversation Conversation `json:"conversation"`
@@ -741,7 +746,7 @@ type AttachmentLocation struct {
 }
 
 // AttachmentFile returns an attachment (for save_attachment) with its
-// message, its conversation and its file's path. id is Attachment.ID: the
+// message and that message's sender, its conversation and its file's path. id is Attachment.ID: the
 // source's row id, or the guid when the source has none. An unknown
 // attachment, or one in a thread the policy blocks, wraps ErrNotFound. An
 // attachment without a file on this machine is not an error: Path is ""
@@ -750,7 +755,7 @@ func (ix *Index) AttachmentFile(ctx context.Context, id string) (AttachmentLocat
 	if err := ix.refresh(ctx); err != nil {
 		return AttachmentLocation{}, err
 	}
-	const cols = `SELECT a.path, a.mime, a.filename, a.uti, a.size, a.sticker, a.guid, a.row_id, a.conv, m.guid, m.source
+	const cols = `SELECT a.path, a.mime, a.filename, a.uti, a.size, a.sticker, a.guid, a.row_id, a.conv, m.guid, m.source, m.sender, m.from_me
 FROM attachments a JOIN messages m ON m.id = a.msg WHERE `
 	q := cols + "a.guid = ? LIMIT 1"
 	var arg any = id
@@ -758,9 +763,9 @@ FROM attachments a JOIN messages m ON m.id = a.msg WHERE `
 		q, arg = cols+"a.row_id = ? LIMIT 1", n
 	}
 	var loc AttachmentLocation
-	var conv, src int64
+	var conv, src, sender int64
 	err := ix.rdb.QueryRowContext(ctx, q, arg).Scan(&loc.Path, &loc.MimeType, &loc.Filename, &loc.UTI, &loc.Size, &loc.Sticker,
-		&loc.GUID, &loc.RowID, &conv, &loc.MessageID, &src)
+		&loc.GUID, &loc.RowID, &conv, &loc.MessageID, &src, &sender, &loc.FromMe)
 	if err == sql.ErrNoRows {
 		return AttachmentLocation{}, fmt.Errorf("attachment %s: %w", id, ErrNotFound)
 	}
@@ -778,6 +783,9 @@ FROM attachments a JOIN messages m ON m.id = a.msg WHERE `
 		return AttachmentLocation{}, fmt.Errorf("attachment %s: %w", id, ErrNotFound)
 	}
 	loc.Source = ix.mem.sourceKind[src]
+	if !loc.FromMe && sender != 0 {
+		loc.Sender = ix.mem.handleStr[uint32(sender)]
+	}
 	loc.Conversation = ix.conversationLocked(ci)
 	return loc, nil
 }

@@ -180,9 +180,7 @@ func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id stri
 	case !allowConv(p, loc.Conversation):
 		return AttachmentImage{}, missing
 	}
-	if hidden, err := s.hiddenAuthorOf(ctx, p, loc.Conversation.ID, loc.MessageID); err != nil {
-		return AttachmentImage{}, err
-	} else if hidden {
+	if hiddenAuthor(p, loc) {
 		return AttachmentImage{}, missing // a blocked person's photo in a thread the policy allows
 	}
 	src := loc.Path

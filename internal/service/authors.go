@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"slices"
 
 	"github.com/tidings-mcp/tidings/internal/index"
@@ -64,40 +63,10 @@ func (a *authors) filter(ms []index.Message) []index.Message {
 	return out
 }
 
-// authorScanMax bounds how many messages of a conversation hiddenAuthorOf
-// reads to find one message.
-const authorScanMax = 100000
-
-// hiddenAuthorOf reports whether the message id of conversation conv
-// (an attachment's message) is a blocked person's, or a group event about
-// one: attachment ids are small guessable integers, so an attachment must
-// be refused where its message would be left out. The index does not
-// return an attachment's sender, so the conversation is read newest
-// first until the message is found; without a blocklist there is nothing
-// to check. A message not found within authorScanMax is refused (fail
-// closed) with a sentence saying why.
-func (s *Service) hiddenAuthorOf(ctx context.Context, p *policy.Policy, conv, id string) (bool, error) {
-	if p.Info().BlockedEntries == 0 {
-		return false, nil
-	}
-	a := newAuthors(p)
-	q := index.HistoryQuery{Chat: conv, Limit: 500}
-	for read := 0; read < authorScanMax; {
-		h, err := s.ix.History(ctx, q)
-		if err != nil {
-			return false, indexErr("read messages", err)
-		}
-		for _, m := range h.Messages {
-			if m.ID == id {
-				_, ok := a.visible(m)
-				return !ok, nil
-			}
-		}
-		read += len(h.Messages)
-		if !h.More || h.NextCursor == "" {
-			return false, nil // not in the thread's history: the thread's policy decided
-		}
-		q.Cursor = h.NextCursor
-	}
-	return false, userErr("attachment's message is older than the newest %d messages of its conversation, so it cannot be checked against the read policy; it is not returned", authorScanMax)
+// hiddenAuthor reports whether loc's message (an attachment's) is a
+// blocked person's: attachment ids are small guessable integers, so an
+// attachment must be refused where its message would be left out. The
+// index returns the message's sender with the attachment.
+func hiddenAuthor(p *policy.Policy, loc index.AttachmentLocation) bool {
+	return !loc.FromMe && newAuthors(p).hidden(loc.Sender)
 }
