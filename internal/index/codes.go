@@ -77,29 +77,28 @@ func maskCodes(text string, runs []model.Run) string {
 	return string(b)
 }
 
-// unmaskedText returns the display text of a message whose stored text was
-// masked (sanitizeText(m.Text)), or "" when masking changed nothing and the
-// stored text is the display text.
-func unmaskedText(m *model.Message) string {
-	t := sanitizeText(m.Text)
-	if maskCodes(t, m.Runs) == t {
-		return ""
-	}
-	return t
-}
-
 // codesMaskedKey is the meta key recording that rows stored before codes
 // were masked have been rewritten.
 const codesMaskedKey = "codes_masked"
 
-// maskStoredCodes rewrites, once per index, the messages stored before
+// maskStoredCodes brings rows stored by earlier versions up to date: one
+// pass for one-time codes (maskStoredCodeRuns), then one for every other
+// secret (maskStoredSecrets, secrets.go). Each runs once per index.
+func (ix *Index) maskStoredCodes(ctx context.Context) error {
+	if err := ix.maskStoredCodeRuns(ctx); err != nil {
+		return err
+	}
+	return ix.maskStoredSecrets(ctx)
+}
+
+// maskStoredCodeRuns rewrites, once per index, the messages stored before
 // one-time codes were masked: their stored text is masked, the unmasked
 // text moves to the extra record, their full-text rows, document
 // frequencies and lengths are replaced, and their vectors are queued for
 // re-embedding. It runs in one transaction and scrubs the FTS index
 // afterwards (old segments still hold the codes' postings). Callers hold
 // writeMu.
-func (ix *Index) maskStoredCodes(ctx context.Context) error {
+func (ix *Index) maskStoredCodeRuns(ctx context.Context) error {
 	done, err := getMetaInt(ctx, ix.wdb, codesMaskedKey)
 	if err != nil || done == 1 {
 		return err
@@ -218,6 +217,11 @@ func (ix *Index) commitMemDelta(ctx context.Context, tx *sql.Tx, df map[string]i
 	defer mem.mu.Unlock()
 	for t, n := range df {
 		mem.voc.add(t, n)
+		if _, ok := mem.voc.df[t]; n < 0 && !ok {
+			// The term left the vocabulary: the sorted views (prefix,
+			// suffix, typo lookups) would still offer it.
+			mem.voc.built = false
+		}
 	}
 	mem.totalLen += lenDelta
 	ix.vecDropLocked(vecDrop)

@@ -819,9 +819,9 @@ func (ix *Index) hydrateHits(ctx context.Context, page []rankedHit, pq *parsedQu
 		if m == nil {
 			continue // deleted since it was ranked
 		}
-		// Spans were found in the stored text, which has one-time codes
-		// masked (same length as Text); matching again works on it too.
-		stored := maskCodes(m.Text, m.Runs)
+		// Spans were found in the stored text, which has secrets blanked
+		// (same length as Text); matching again works on it too.
+		stored := indexedText(m.Text, m.Runs)
 		spans := r.spans
 		if spans == nil || r.text != stored {
 			spans = matchSpans(stored, pq)

@@ -561,10 +561,11 @@ func (w *batchWriter) Message(m model.Message) error {
 	}
 	o := op{kind: opUpsert, guid: m.ID, convs: convs, sender: sanitizeText(m.Sender)}
 	o.hash = messageHash(&m)
-	o.text = maskCodes(sanitizeText(m.Text), m.Runs) // one-time codes are never indexed (codes.go)
-	o.extraText = searchExtra(&m)
+	display := sanitizeText(m.Text)
+	o.text = indexedText(display, m.Runs) // secrets are never indexed (codes.go, secrets.go)
+	o.extraText = blankSecrets(searchExtra(&m))
 	var err error
-	if o.extra, err = encodeExtra(&m); err != nil {
+	if o.extra, err = encodeExtra(&m, display, o.text); err != nil {
 		return err
 	}
 	o.searchable = isSearchable(&m)
@@ -672,27 +673,31 @@ type messageExtra struct {
 	UnsentParts []int             `json:"unsent_parts,omitempty"`
 	Runs        []model.Run       `json:"runs,omitempty"`
 	GroupEvent  *model.GroupEvent `json:"group_event,omitempty"`
-	// Text is the display text when the stored text has one-time codes
-	// masked (codes.go).
+	// Text is the display text when the stored text has secrets blanked
+	// (codes.go, secrets.go).
 	Text        string `json:"text,omitempty"`
 	Attachments int    `json:"-"`
 }
 
 // encodeExtra encodes the structured fields; runs that carry nothing but a
-// part index are dropped. It returns nil when there is nothing to store.
-func encodeExtra(m *model.Message) ([]byte, error) {
+// part index are dropped. display is the message's text and stored the
+// text stored for search (indexedText): when they differ, display is kept
+// here. It returns nil when there is nothing to store.
+func encodeExtra(m *model.Message, display, stored string) ([]byte, error) {
 	var x messageExtra
 	x.Edits = m.Edits
 	x.UnsentParts = m.UnsentParts
 	x.GroupEvent = m.GroupEvent
-	x.Text = unmaskedText(m)
+	if stored != display {
+		x.Text = display
+	}
 	for _, r := range m.Runs {
 		if r.AttachmentID != "" || r.Filename != "" || r.Mention != "" || r.Link != "" || r.OneTimeCode ||
 			len(r.Detected) > 0 || len(r.Styles) > 0 || r.Transcription != "" {
 			x.Runs = append(x.Runs, r)
 		}
 	}
-	if len(x.Edits) == 0 && len(x.UnsentParts) == 0 && len(x.Runs) == 0 && x.GroupEvent == nil {
+	if len(x.Edits) == 0 && len(x.UnsentParts) == 0 && len(x.Runs) == 0 && x.GroupEvent == nil && x.Text == "" {
 		return nil, nil
 	}
 	b, err := json.Marshal(x)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -376,9 +377,6 @@ func TestRedTeamOneTimeCodeRun(t *testing.T) {
 // same answer in every mode; otherwise a model could read a masked code
 // digit by digit ("code is 4", "code is 48", …).
 func TestRedTeamSearchIsNoOracle(t *testing.T) {
-	t.Skip("open (internal/index): secrets the redactor masks are indexed as written (full text, vocabulary, trigrams, vectors), so hits, " +
-		"scores and coverage.candidates differ between the real code or card number and a wrong guess; one-time codes marked by Apple's run " +
-		"are already blanked before indexing (internal/index/codes.go) — the same treatment is needed for every redaction class")
 	env := servicetest.RedTeam(t, servicetest.Options{})
 	cs, _ := toolSession(t, env, Filters{})
 	type hitKey struct {
@@ -397,7 +395,7 @@ func TestRedTeamSearchIsNoOracle(t *testing.T) {
 			Coverage   json.RawMessage `json:"coverage"`
 		}
 		ok(t, cs, "search_messages", args, &sr)
-		out := []hitKey{{ID: "coverage " + string(sr.Coverage), Score: float64(sr.MatchCount)}}
+		out := []hitKey{{ID: "coverage " + noteWithoutEcho(string(sr.Coverage), args["query"].(string)), Score: float64(sr.MatchCount)}}
 		for _, h := range sr.Hits {
 			out = append(out, hitKey{h.MessageID, h.Score})
 		}
@@ -421,6 +419,36 @@ func TestRedTeamSearchIsNoOracle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// noteWords is the list of words a coverage note says no message
+// contains.
+var noteWords = regexp.MustCompile(`no message contains:? ([^":;]*)`)
+
+// noteWithoutEcho replaces, in a coverage JSON, the words a note says no
+// message contains by what they are in query: "<every query word>" when
+// they are all of its distinct words, otherwise their positions in it.
+// The words are an echo of the query; which of them are listed is not.
+func noteWithoutEcho(cov, query string) string {
+	q := strings.Fields(strings.ToLower(query))
+	return noteWords.ReplaceAllStringFunc(cov, func(m string) string {
+		listed := strings.Split(noteWords.FindStringSubmatch(m)[1], ", ")
+		distinct := map[string]bool{}
+		for _, w := range q {
+			distinct[w] = true
+		}
+		all := len(listed) == len(distinct)
+		pos := make([]string, len(listed))
+		for i, w := range listed {
+			j := slices.Index(q, strings.ToLower(w))
+			all = all && j >= 0
+			pos[i] = fmt.Sprintf("w%d", j)
+		}
+		if all {
+			return "no message contains: <every query word>"
+		}
+		return "no message contains: " + strings.Join(pos, ", ")
+	})
 }
 
 // TestRedTeamOwnMessageJoinedToBlockedThread: one of the owner's messages
