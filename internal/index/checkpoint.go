@@ -2,64 +2,115 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// backgroundCheckpoints moves WAL checkpoints off the write connection for
-// the duration of a bulk write: the writer stops checkpointing
+// bgCheckpointer moves WAL checkpoints off the write connection for the
+// duration of a bulk write: the writer stops checkpointing
 // (wal_autocheckpoint = 0) and a connection of its own copies committed
-// frames into the database every walCheckpointEvery (PASSIVE: it never waits
-// for or blocks the writer). On two cores the copying then overlaps the
-// writer's work instead of adding to it (1.5 s of the 1M bulk load's
-// write path). The WAL stays small: a passive checkpoint that has caught
-// up lets the writer's next transaction restart the log from its start.
-// stop restores automatic checkpoints on the writer and closes the
-// checkpointer; a failure to set things up leaves the writer checkpointing
-// as before.
-func (ix *Index) backgroundCheckpoints(ctx context.Context) (stop func()) {
-	noop := func() {}
+// frames into the database after every batch (PASSIVE: it never waits
+// for or blocks the writer). On two cores the copying overlaps the
+// writer's next batch instead of adding to it (1.5 s of the write path of
+// a 1M-message bulk load).
+//
+// The log restarts from its start only when a write transaction begins
+// with every frame copied, which a concurrent checkpoint rarely achieves;
+// so once the log passes walRestartFrames the writer catches up itself
+// between two transactions (the remainder is small) and the log restarts.
+type bgCheckpointer struct {
+	ix     *Index
+	db     *sql.DB
+	kicks  chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
+	frames atomic.Int64 // frames in the log at the last checkpoint
+}
+
+// walRestartFrames is the log size (4 KiB frames: 32 MiB) past which the
+// writer restarts the log (see bgCheckpointer).
+const walRestartFrames = 8192
+
+// backgroundCheckpoints starts a checkpointer; nil when one cannot be set
+// up (the writer then checkpoints as before). Stop it with stop.
+func (ix *Index) backgroundCheckpoints(ctx context.Context) *bgCheckpointer {
 	if ix.wdb == nil {
-		return noop
+		return nil
 	}
-	ck, err := openDB(ix.path, false, 1, 256)
+	db, err := openDB(ix.path, false, 1, 256)
 	if err != nil {
 		ix.log.Debug("background checkpoints unavailable", "err", err)
-		return noop
+		return nil
 	}
 	if _, err := ix.wdb.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
-		ck.Close()
-		return noop
+		db.Close()
+		return nil
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(walCheckpointEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if _, err := ck.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
-					ix.log.Debug("background checkpoint", "err", err)
-				}
-			}
+	c := &bgCheckpointer{ix: ix, db: db, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	c.wg.Add(1)
+	go c.run()
+	return c
+}
+
+func (c *bgCheckpointer) run() {
+	defer c.wg.Done()
+	// A tick as well as kicks: a long transaction (the index build)
+	// spills frames before it commits.
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.kicks:
+		case <-t.C:
 		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
-		ck.Close()
-		c := context.WithoutCancel(ctx)
-		if _, err := ix.wdb.ExecContext(c, "PRAGMA wal_autocheckpoint = 1000"); err != nil {
-			ix.log.Warn("restore WAL checkpoints", "err", err)
+		var busy, log, done int64
+		if err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done); err != nil {
+			c.ix.log.Debug("background checkpoint", "err", err)
+			continue
 		}
+		c.frames.Store(log)
 	}
 }
 
-// walCheckpointEvery is the background checkpointer's period: about one
-// bulk batch.
-const walCheckpointEvery = 50 * time.Millisecond
+// kick asks for a checkpoint now (a batch has committed).
+func (c *bgCheckpointer) kick() {
+	if c == nil {
+		return
+	}
+	select {
+	case c.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// between runs between two write transactions on the writer: when the log
+// has grown past walRestartFrames it copies what is left so the next
+// transaction restarts the log.
+func (c *bgCheckpointer) between(ctx context.Context) {
+	if c == nil || c.frames.Load() < walRestartFrames {
+		return
+	}
+	if _, err := c.ix.wdb.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		c.ix.log.Debug("checkpoint", "err", err)
+		return
+	}
+	c.frames.Store(0)
+}
+
+// stop ends background checkpoints and restores automatic ones on the
+// writer.
+func (c *bgCheckpointer) stop(ctx context.Context) {
+	if c == nil {
+		return
+	}
+	close(c.done)
+	c.wg.Wait()
+	c.db.Close()
+	if _, err := c.ix.wdb.ExecContext(context.WithoutCancel(ctx), "PRAGMA wal_autocheckpoint = 1000"); err != nil {
+		c.ix.log.Warn("restore WAL checkpoints", "err", err)
+	}
+}

@@ -91,12 +91,14 @@ func (ix *Index) Sync(ctx context.Context, opts SyncOptions, sources ...Source) 
 		return rep, err
 	}
 	rep.Bulk = built == 0
+	var ck *bgCheckpointer
 	if rep.Bulk {
-		defer ix.backgroundCheckpoints(ctx)()
+		ck = ix.backgroundCheckpoints(ctx)
+		defer ck.stop(ctx)
 	}
 	prog := newProgress(opts.Progress)
 	for _, src := range sources {
-		sr, err := ix.syncSource(ctx, src, opts, rep.Bulk, prog)
+		sr, err := ix.syncSource(ctx, src, opts, rep.Bulk, ck, prog)
 		rep.Sources = append(rep.Sources, sr)
 		if err != nil {
 			prog.done()
@@ -187,7 +189,7 @@ func (ix *Index) sourceRow(ctx context.Context, src Source) (id int64, wm []byte
 	return id, wm, nil
 }
 
-func (ix *Index) syncSource(ctx context.Context, src Source, opts SyncOptions, bulk bool, prog *progress) (SourceReport, error) {
+func (ix *Index) syncSource(ctx context.Context, src Source, opts SyncOptions, bulk bool, ck *bgCheckpointer, prog *progress) (SourceReport, error) {
 	rep := SourceReport{Key: src.Key()}
 	sid, wm, err := ix.sourceRow(ctx, src)
 	if err != nil {
@@ -197,7 +199,7 @@ func (ix *Index) syncSource(ctx context.Context, src Source, opts SyncOptions, b
 	ix.mem.sourceKind[sid] = src.Kind()
 	ix.mem.mu.Unlock()
 	w := &batchWriter{
-		ix: ix, ctx: ctx, sid: sid, kind: src.Kind(), bulk: bulk, rep: &rep, prog: prog,
+		ix: ix, ctx: ctx, sid: sid, kind: src.Kind(), bulk: bulk, ck: ck, rep: &rep, prog: prog,
 		convIDs: map[string]uint32{}, blocked: map[string]bool{}, pending: map[string]int{},
 		watermark: wm,
 	}
@@ -262,6 +264,7 @@ type batchWriter struct {
 	sid  int64
 	kind string
 	bulk bool
+	ck   *bgCheckpointer // nil: the writer checkpoints
 	rep  *SourceReport
 	prog *progress
 
@@ -337,9 +340,11 @@ func (w *batchWriter) flush() {
 			err = w.ctx.Err()
 		}
 		if err == nil {
+			w.ck.between(bctx)
 			err = w.ix.commitBatch(bctx, w, b)
 		}
 		if err == nil {
+			w.ck.kick()
 			// Between transactions: prepare what this batch parsed, so
 			// the next one reuses it.
 			w.ix.wstmts.warm(bctx, w.ix.wdb)
