@@ -730,60 +730,18 @@ func (ix *Index) ensureFittedOnce(ctx context.Context, f Fitter, prog *progress,
 		return err
 	}
 	key := ix.embBaseID
-	var data []byte
-	var fitDocs int64
-	err = ix.rdb.QueryRowContext(ctx, "SELECT data, fit_docs FROM embedder_state WHERE key = ?", key).Scan(&data, &fitDocs)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return fmt.Errorf("read embedder state: %w", err)
-	}
-	ix.mem.mu.RLock()
-	docs := ix.mem.docs
-	ix.mem.mu.RUnlock()
-	if data != nil && !(docs >= refitFactor*fitDocs && docs-fitDocs >= refitMin) {
-		if ix.embRestored != fitDocs {
-			if err := f.UnmarshalBinary(data); err != nil {
-				ix.log.Warn("stored embedder state unreadable; fitting again", "err", err)
-			} else {
-				ix.embRestored = fitDocs
-				return nil
-			}
-		} else {
-			return nil
-		}
-	}
-	if docs == 0 {
-		return nil // nothing to learn from yet; embed with the unfitted model
+	fit, docs, err := ix.fitDue(ctx, f)
+	if err != nil || !fit {
+		return err
 	}
 	if prog != nil {
 		prog.phase("fitting embedder")
 	}
 	start := time.Now()
-	docsFn := func(yield func(string) bool) {
-		rows, err := ix.rdb.QueryContext(ctx, "SELECT text, search_extra FROM messages WHERE searchable = 1")
-		if err != nil {
-			ix.log.Error("read texts for embedder fit", "err", err)
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var t string
-			var e sql.NullString
-			if rows.Scan(&t, &e) != nil {
-				return
-			}
-			if !yield(indexText(t, e.String)) {
-				return
-			}
-		}
-	}
-	if err := f.Fit(ctx, docsFn); err != nil {
-		return fmt.Errorf("fit embedder: %w", err)
-	}
-	state, err := f.MarshalBinary()
+	// A fit made ahead (prefit.go) read the corpus under its own epoch.
+	state, epoch, err := ix.fitState(ctx, f, docs, epoch)
 	if err != nil {
-		return fmt.Errorf("save embedder state: %w", err)
+		return err
 	}
 	unlock := ix.lockWrite(held)
 	defer unlock()
@@ -804,6 +762,38 @@ ON CONFLICT(key) DO UPDATE SET data = excluded.data, fit_docs = excluded.fit_doc
 	ix.embRestored = docs
 	ix.log.Info("fitted embedder", "docs", docs, "took", time.Since(start).Round(time.Millisecond), "id", f.ID())
 	return nil
+}
+
+// fitDue restores a Fitter's stored state when it is current and reports
+// whether the embedder must be fitted (again) over docs messages. Callers
+// hold embedMu.
+func (ix *Index) fitDue(ctx context.Context, f Fitter) (fit bool, docs int64, err error) {
+	var data []byte
+	var fitDocs int64
+	err = ix.rdb.QueryRowContext(ctx, "SELECT data, fit_docs FROM embedder_state WHERE key = ?", ix.embBaseID).Scan(&data, &fitDocs)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, 0, fmt.Errorf("read embedder state: %w", err)
+	}
+	ix.mem.mu.RLock()
+	docs = ix.mem.docs
+	ix.mem.mu.RUnlock()
+	if data != nil && !(docs >= refitFactor*fitDocs && docs-fitDocs >= refitMin) {
+		if ix.embRestored != fitDocs {
+			if err := f.UnmarshalBinary(data); err != nil {
+				ix.log.Warn("stored embedder state unreadable; fitting again", "err", err)
+			} else {
+				ix.embRestored = fitDocs
+				return false, docs, nil
+			}
+		} else {
+			return false, docs, nil
+		}
+	}
+	// With no messages there is nothing to learn from yet: embed with the
+	// unfitted model.
+	return docs > 0, docs, nil
 }
 
 // restoreEmbedder loads a Fitter's stored state at open so query vectors

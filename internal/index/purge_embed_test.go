@@ -213,13 +213,16 @@ func TestFitRacingAPurgeIsDiscarded(t *testing.T) {
 	db, conv := leakCorpus()
 	f := &racingFitter{fitEmbedder: fitEmbedder{hashEmbedder: hashEmbedder{id: "fit", dim: 16}}}
 	ix := openTest(t, t.TempDir(), Options{Embedder: f})
-	if _, err := ix.Sync(ctx, SyncOptions{}, db.source(nil)); err != nil { // no embedding yet
-		t.Fatal(err)
-	}
+	// The bulk load fits in the background (prefit.go) while it builds
+	// its indexes; the purge commits once the sync has returned, while
+	// that fit is still being stored for the embedding pass.
 	f.during = func() {
 		if n, err := ix.Purge(ctx, conv); err != nil || n != 1 {
 			t.Errorf("Purge = %d, %v", n, err)
 		}
+	}
+	if _, err := ix.Sync(ctx, SyncOptions{}, db.source(nil)); err != nil { // no embedding yet
+		t.Fatal(err)
 	}
 	if _, err := ix.Embed(ctx); err != nil {
 		t.Fatal(err)

@@ -109,8 +109,9 @@ type Index struct {
 	mem *memState // in-memory columns, vocabulary, caches
 
 	embedMu     sync.Mutex
-	embBaseID   string // Embedder.ID before any fitted state was restored
-	embRestored int64  // fit_docs of the Fitter state restored (0: none)
+	embBaseID   string       // Embedder.ID before any fitted state was restored
+	embRestored int64        // fit_docs of the Fitter state restored (0: none)
+	prefit      *prefitState // a fit computed ahead of the embedding pass (embedMu)
 	embedWake   chan struct{}
 	bg          sync.WaitGroup
 	closeOnce   sync.Once

@@ -106,6 +106,9 @@ func (ix *Index) Sync(ctx context.Context, opts SyncOptions, sources ...Source) 
 		}
 	}
 	if rep.Bulk {
+		// The embedder's fit reads every stored text and runs meanwhile
+		// on the other core.
+		ix.startPrefit(ctx)
 		prog.phase("building indexes")
 		// The bulk load's garbage and its guid map are gone: give the
 		// memory back before the index build (a one-off full collection).
