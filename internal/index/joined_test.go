@@ -46,3 +46,37 @@ func TestMessageJoinedToBlockedThread(t *testing.T) {
 		t.Errorf("search finds %v", hitIDs(r))
 	}
 }
+
+// TestPolicyChangeDropsJoinedMessage: when a thread becomes blocked, a
+// message it shares with an allowed thread goes with it (ApplyPolicy, no
+// sync needed).
+func TestPolicyChangeDropsJoinedMessage(t *testing.T) {
+	const allowed, other = "iMessage;+;chat100", "iMessage;-;zoe@example.com"
+	db := smallCorpus()
+	db.add(model.Message{ID: "shared", ConversationIDs: []string{other, allowed}, FromMe: true,
+		Time: testNow.Add(-time.Minute), Text: "quokka itinerary"})
+	db.add(model.Message{ID: "shared2", ConversationIDs: []string{allowed, other}, FromMe: true,
+		Time: testNow.Add(-time.Minute), Text: "wombat itinerary"})
+	pol := &blockPolicy{blocked: map[string]bool{}}
+	ix := openTest(t, t.TempDir(), Options{Policy: pol})
+	mustSync(t, ix, db.source(nil))
+	pol.blocked[other] = true
+	if _, err := ix.ApplyPolicy(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ix.History(context.Background(), HistoryQuery{Chat: allowed, Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range h.Messages {
+		if m.ID == "shared" || m.ID == "shared2" {
+			t.Errorf("%s is still shown in %s after its other thread was blocked", m.ID, allowed)
+		}
+	}
+	if r := mustSearch(t, ix, Query{Text: "itinerary", Mode: ModeSubstring}); len(r.Hits) != 0 {
+		t.Errorf("search finds %v", hitIDs(r))
+	}
+	if err := ix.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

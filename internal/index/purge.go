@@ -9,7 +9,8 @@ import (
 
 // Purge removes every stored conversation whose id (model.Conversation.ID,
 // e.g. a chat.db guid) is conversationID, with all derived data: messages
-// (a message that also belongs to another conversation stays there),
+// (also those chat.db joins to another conversation too: they are part of
+// the purged thread),
 // full-text and vector entries, reactions, attachments, participants,
 // handles no other thread uses, and dossier/triage caches. A fitted
 // embedder's state learned from the corpus is forgotten too (see
@@ -265,10 +266,11 @@ func (ix *Index) scrub(ctx context.Context) error {
 		return fmt.Errorf("scrub index: %w", err)
 	}
 	defer conn.Close()
+	// On for every write (openDB); never switched off here: the write
+	// pool's one connection would keep it off for later syncs.
 	if _, err := conn.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
 		return fmt.Errorf("scrub index: %w", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA secure_delete = OFF")
 	for _, q := range []string{
 		"INSERT INTO fts(fts) VALUES('optimize')",
 		"PRAGMA wal_checkpoint(TRUNCATE)",
@@ -288,10 +290,11 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 		return fmt.Errorf("purge: %w", err)
 	}
 	defer conn.Close()
+	// On for every write (openDB); never switched off here: the write
+	// pool's one connection would keep it off for later syncs.
 	if _, err := conn.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA secure_delete = OFF")
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
@@ -315,8 +318,11 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 		}
 		return fmt.Errorf("purge: %w", err)
 	}
-	// Messages whose primary conversation this is.
-	rows, err := tx.QueryContext(ctx, "SELECT id, guid, hash, conv, searchable, text, search_extra, time FROM messages WHERE conv = ?", conv)
+	// Every message in this conversation goes, also one chat.db joins to
+	// another conversation too: it is part of the blocked thread, and
+	// showing it elsewhere would show the thread's content.
+	rows, err := tx.QueryContext(ctx, `SELECT id, guid, hash, conv, searchable, text, search_extra, time FROM messages
+WHERE conv = ? OR id IN (SELECT msg FROM message_chats WHERE conv = ?)`, conv, conv)
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
@@ -335,28 +341,8 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
-	var moved []docSet
 	for i := range msgs {
 		s := &msgs[i]
-		var other int64
-		err := tx.QueryRowContext(ctx, "SELECT conv FROM message_chats WHERE msg = ? AND conv != ? ORDER BY conv LIMIT 1", s.id, conv).Scan(&other)
-		if err == nil {
-			// Keep the message in its other conversation.
-			if _, err := tx.ExecContext(ctx, "UPDATE messages SET conv = ? WHERE id = ?", other, s.id); err != nil {
-				return fmt.Errorf("purge: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM message_chats WHERE msg = ? AND conv = ?", s.id, other); err != nil {
-				return fmt.Errorf("purge: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, "UPDATE attachments SET conv = ? WHERE msg = ?", other, s.id); err != nil {
-				return fmt.Errorf("purge: %w", err)
-			}
-			moved = append(moved, docSet{id: s.id, conv: uint32(other)})
-			continue
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("purge: %w", err)
-		}
 		if err := ix.deleteMessageRow(ctx, st, s, d); err != nil {
 			return err
 		}
@@ -364,21 +350,6 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 			return fmt.Errorf("purge: %w", err)
 		}
 	}
-	// Memberships of messages that live on elsewhere.
-	var keep []int64
-	rows, err = tx.QueryContext(ctx, "SELECT msg FROM message_chats WHERE conv = ?", conv)
-	if err != nil {
-		return fmt.Errorf("purge: %w", err)
-	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		keep = append(keep, id)
-	}
-	rows.Close()
 	var handles []int64
 	rows, err = tx.QueryContext(ctx, "SELECT handle FROM participants WHERE conv = ?", conv)
 	if err != nil {
@@ -445,38 +416,6 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	defer mem.mu.Unlock()
 	for _, id := range d.clear {
 		mem.clearDoc(id)
-	}
-	for _, s := range moved {
-		mem.setDoc(s.id, mem.times[s.id], s.conv, mem.senders[s.id], mem.flags[s.id])
-		ex := mem.extra[uint32(s.id)][:0:0]
-		for _, c := range mem.extra[uint32(s.id)] {
-			if c != s.conv && c != conv {
-				ex = append(ex, c)
-			}
-		}
-		if len(ex) == 0 {
-			delete(mem.extra, uint32(s.id))
-			mem.flags[s.id] &^= fMulti
-		} else {
-			mem.extra[uint32(s.id)] = ex
-		}
-	}
-	for _, id := range keep {
-		ex := mem.extra[uint32(id)][:0:0]
-		for _, c := range mem.extra[uint32(id)] {
-			if c != conv {
-				ex = append(ex, c)
-			}
-		}
-		if len(ex) == 0 {
-			delete(mem.extra, uint32(id))
-			if int(id) < len(mem.flags) {
-				mem.flags[id] &^= fMulti
-				mem.dirty[int(id/chunkSize)] = true
-			}
-		} else {
-			mem.extra[uint32(id)] = ex
-		}
 	}
 	for t, n := range d.df {
 		mem.voc.add(t, n)
