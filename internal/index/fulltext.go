@@ -42,7 +42,9 @@ func matchExpr(vs []variant, op string) string {
 
 // postings streams the ids matching expr within the filter's id range,
 // newest id first, keeping those that pass the filter. It stops after cap
-// postings and reports whether it saw them all. Callers hold mem.mu (read).
+// postings and reports whether it saw them all. df, when known (> 0), is
+// the number of messages matching expr in the whole index. Callers hold
+// mem.mu (read).
 //
 // The ids arrive in chunks, each one row holding a chunk's ids as text
 // (group_concat): a row per posting cost the driver a locked call per
@@ -50,17 +52,34 @@ func matchExpr(vs []variant, op string) string {
 // grow (postingsChunk, ×4 each time) because each one restarts the FTS
 // query, which reads the term's postings from the start; a caller that
 // stops early (substring search) rarely needs more than the first.
-func (ix *Index) postings(ctx context.Context, expr string, f *filter, limit int, keep func(id int64) bool) (scanned int, complete bool, err error) {
+//
+// FTS5 reads a term's postings in full to return them newest first; when
+// df says the cap will cut a common word, each query is limited to a
+// window of the newest ids expected to hold its chunk (half as much again,
+// from the word's density), so only that part is read. Windows grow like
+// chunks; the ids returned are the same.
+func (ix *Index) postings(ctx context.Context, expr string, f *filter, limit int, df int64, keep func(id int64) bool) (scanned int, complete bool, err error) {
 	m := ix.mem
 	hi := f.hi
 	chunk := postingsChunk
+	// The window's top is the newest id in memory (a row committed since
+	// by another process is still read: the first window reaches f.hi).
+	top := min(hi, m.maxID)
+	span := int64(0) // 0: the whole range below hi
+	if df > 2*int64(limit) && top > 0 {
+		span = max(int64(1.5*float64(min(chunk, limit+1))*float64(top)/float64(df))+1, minPostingsWindow)
+	}
 	var buf []int64
-	for {
+	for hi >= f.lo {
 		// One row more than may be scanned tells whether the scan is
 		// complete.
 		n := min(chunk, limit-scanned+1)
+		lo := f.lo
+		if span > 0 && min(hi, top)-span+1 > lo {
+			lo = min(hi, top) - span + 1
+		}
 		var list sql.RawBytes
-		rows, err := ix.rquery(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)`, expr, f.lo, hi, n)
+		rows, err := ix.rquery(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)`, expr, lo, hi, n)
 		if err != nil {
 			return scanned, false, fmt.Errorf("full-text query: %w", err)
 		}
@@ -91,13 +110,20 @@ func (ix *Index) postings(ctx context.Context, expr string, f *filter, limit int
 				return scanned, false, nil
 			}
 		}
-		if len(buf) < n {
-			return scanned, true, nil
+		if len(buf) == n {
+			hi = buf[len(buf)-1] - 1 // the chunk is full: more may follow
+			chunk *= 4
+		} else {
+			hi = lo - 1 // the window is exhausted
 		}
-		hi = buf[len(buf)-1] - 1
-		chunk *= 4
+		span *= 4
 	}
+	return scanned, true, nil
 }
+
+// minPostingsWindow is the smallest id window postings queries (see
+// postings): below it a query's fixed cost dominates.
+const minPostingsWindow = 4096
 
 // postingsChunk is the first chunk of ids postings reads.
 const postingsChunk = 1024
@@ -277,7 +303,7 @@ func (ix *Index) orCandidates(ctx context.Context, terms []qterm, f *filter, cov
 			limit = commonCap
 		}
 		var ids []int64
-		_, complete, err := ix.postings(ctx, matchExpr(t.variants, "OR"), f, limit, func(id int64) bool {
+		_, complete, err := ix.postings(ctx, matchExpr(t.variants, "OR"), f, limit, t.df, func(id int64) bool {
 			ids = append(ids, id)
 			return true
 		})
@@ -332,7 +358,7 @@ func (ix *Index) phraseCandidates(ctx context.Context, pq *parsedQuery, f *filte
 		}
 	}
 	var out []ftCand
-	_, complete, err := ix.postings(ctx, matchExpr(vs, "AND"), f, ix.tune.TermCap, func(id int64) bool {
+	_, complete, err := ix.postings(ctx, matchExpr(vs, "AND"), f, ix.tune.TermCap, 0, func(id int64) bool {
 		out = append(out, ftCand{id: id})
 		return true
 	})

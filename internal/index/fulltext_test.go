@@ -53,22 +53,32 @@ func TestPostingsChunks(t *testing.T) {
 		name     string
 		f        *filter
 		limit    int
-		stop     int // keep returns false at this many kept (0: never)
+		df       int64 // hint (0: none)
+		stop     int   // keep returns false at this many kept (0: never)
 		want     []int64
 		complete bool
 	}{
-		{"all", every, 100000, 0, all, true},
-		{"exactly the cap", every, len(all), 0, all, true},
-		{"one over the cap", every, len(all) - 1, 0, all[:len(all)-1], false},
-		{"cap inside the first chunk", every, 10, 0, all[:10], false},
-		{"cap at a chunk boundary", every, postingsChunk, 0, all[:postingsChunk], false},
-		{"early stop", every, 100000, postingsChunk + 5, all[:postingsChunk+5], false},
+		{"all", every, 100000, 0, 0, all, true},
+		{"exactly the cap", every, len(all), 0, 0, all, true},
+		{"one over the cap", every, len(all) - 1, 0, 0, all[:len(all)-1], false},
+		{"cap inside the first chunk", every, 10, 0, 0, all[:10], false},
+		{"cap at a chunk boundary", every, postingsChunk, 0, 0, all[:postingsChunk], false},
+		{"early stop", every, 100000, 0, postingsChunk + 5, all[:postingsChunk+5], false},
 		{"id range", &filter{since: math.MinInt64, until: math.MaxInt64, fromMe: -1, lo: all[len(all)-1] + 100, hi: all[0] - 100},
-			100000, 0, between(all, all[len(all)-1]+100, all[0]-100), true},
+			100000, 0, 0, between(all, all[len(all)-1]+100, all[0]-100), true},
+		// A df hint limits each query to a window of the newest ids; the
+		// answer is the same, whether the hint is right or far off.
+		{"windows, cap", every, 10, int64(len(all)), 0, all[:10], false},
+		{"windows, cap past the first chunk", every, postingsChunk + 500, int64(len(all)), 0, all[:postingsChunk+500], false},
+		{"windows, hint too high", every, 100, 1 << 40, 0, all[:100], false},
+		{"windows, hint too low", every, 50, 101, 0, all[:50], false},
+		{"windows, id range", &filter{since: math.MinInt64, until: math.MaxInt64, fromMe: -1, lo: all[len(all)-1] + 100, hi: all[0] - 100},
+			30, 1 << 30, 0, between(all, all[len(all)-1]+100, all[0]-100)[:30], false},
+		{"windows, everything", every, len(all), 1 << 40, 0, all, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []int64
-			_, complete, err := ix.postings(ctx, `"alpha"`, tc.f, tc.limit, func(id int64) bool {
+			_, complete, err := ix.postings(ctx, `"alpha"`, tc.f, tc.limit, tc.df, func(id int64) bool {
 				got = append(got, id)
 				return tc.stop == 0 || len(got) < tc.stop
 			})

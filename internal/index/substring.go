@@ -114,7 +114,7 @@ func (ix *Index) substringSearch(ctx context.Context, q *Query, f *filter, cur c
 			sortHits(found)
 		}
 		var complete bool
-		_, complete, err = ix.postings(ctx, strings.Join(groups, " AND "), f, ix.tune.SubstringScan, func(id int64) bool {
+		_, complete, err = ix.postings(ctx, strings.Join(groups, " AND "), f, ix.tune.SubstringScan, 0, func(id int64) bool {
 			t := ix.mem.times[id]
 			if !(t < curT || (t == curT && id < curID)) {
 				return true
