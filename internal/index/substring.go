@@ -192,6 +192,9 @@ type substrHit struct {
 // matchSubstring returns the byte spans in text of every occurrence of the
 // folded pattern fp.
 func matchSubstring(text, fp string) [][2]int {
+	if fp != "" && isASCII(text) {
+		return matchASCII(text, fp)
+	}
 	ft, m := foldForSubstring(text, true)
 	var spans [][2]int
 	for pos := 0; pos <= len(ft); {
@@ -205,6 +208,59 @@ func matchSubstring(text, fp string) [][2]int {
 		pos = b
 	}
 	return spans
+}
+
+// matchASCII is matchSubstring for a text of ASCII only, which folds to
+// its lower case byte for byte (so the spans need no mapping), without
+// building the folded copy: most candidates do not match.
+func matchASCII(text, fp string) [][2]int {
+	var spans [][2]int
+	for pos := 0; pos+len(fp) <= len(text); {
+		i := indexFoldASCII(text[pos:], fp)
+		if i < 0 {
+			break
+		}
+		a := pos + i
+		spans = append(spans, [2]int{a, a + len(fp)})
+		pos = a + len(fp)
+	}
+	return spans
+}
+
+// indexFoldASCII is the first index of fp (folded: lower case) in the
+// lower case of the ASCII text s, or -1. A folded pattern with a
+// non-ASCII byte never occurs.
+func indexFoldASCII(s, fp string) int {
+	first := fp[0]
+	for i := 0; i+len(fp) <= len(s); i++ {
+		if lowerASCII(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < len(fp) && lowerASCII(s[i+j]) == fp[j] {
+			j++
+		}
+		if j == len(fp) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // endOffset maps an end position in folded text to the original text: the
@@ -261,17 +317,23 @@ func (ix *Index) verifyScan(ctx context.Context, f *filter, fp string, curT, cur
 		}
 		ix.mem.mu.RUnlock()
 		if len(part) > 0 {
-			got, err := ix.fetchTexts(ctx, part)
+			// part holds ids in scope, descending; their range is read
+			// along the table and the ids out of scope are skipped.
+			inPart := make(map[int64]bool, len(part))
+			for _, pid := range part {
+				inPart[pid] = true
+			}
+			cov.Candidates += len(part)
+			err := ix.readTextRange(ctx, part[len(part)-1], part[0], func(it storedText) {
+				if !inPart[it.id] {
+					return
+				}
+				if sp := matchSubstring(it.text, fp); len(sp) > 0 {
+					out = append(out, substrHit{id: it.id, time: it.time, text: it.text, spans: sp})
+				}
+			})
 			if err != nil {
 				return nil, err
-			}
-			for _, pid := range part {
-				cov.Candidates++
-				if it, ok := got[pid]; ok {
-					if sp := matchSubstring(it.text, fp); len(sp) > 0 {
-						out = append(out, substrHit{id: pid, time: it.time, text: it.text, spans: sp})
-					}
-				}
 			}
 		}
 		sortHits(out)

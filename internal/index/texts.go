@@ -25,9 +25,22 @@ func (ix *Index) readTexts(ctx context.Context, ids []int64, fn func(storedText)
 	if len(ids) == 0 {
 		return nil
 	}
+	return ix.queryTexts(ctx, "id IN (SELECT value FROM json_each(?))", fn, idsJSON(ids))
+}
+
+// readTextRange is readTexts for every message with lo <= id <= hi: a
+// range is read in order along the table, without a lookup per id.
+func (ix *Index) readTextRange(ctx context.Context, lo, hi int64, fn func(storedText)) error {
+	if lo > hi {
+		return nil
+	}
+	return ix.queryTexts(ctx, "id BETWEEN ? AND ?", fn, lo, hi)
+}
+
+func (ix *Index) queryTexts(ctx context.Context, where string, fn func(storedText), args ...any) error {
 	rows, err := ix.rquery(ctx, `SELECT group_concat(id || ',' || time || ',' || length(CAST(text AS BLOB)) || ',' ||
 	ifnull(length(CAST(search_extra AS BLOB)), -1) || ',' || text || ifnull(search_extra, ''), '')
-FROM messages WHERE id IN (SELECT value FROM json_each(?))`, idsJSON(ids))
+FROM messages WHERE `+where, args...)
 	if err != nil {
 		return fmt.Errorf("read messages: %w", err)
 	}

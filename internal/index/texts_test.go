@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,5 +69,18 @@ func TestReadTexts(t *testing.T) {
 	}
 	if err := ix.readTexts(ctx, nil, func(storedText) { t.Error("record for no ids") }); err != nil {
 		t.Error(err)
+	}
+	slices.Sort(ids)
+	inRange := map[int64]storedText{}
+	if err := ix.readTextRange(ctx, ids[1], ids[len(ids)-2], func(r storedText) { inRange[r.id] = r }); err != nil {
+		t.Fatal(err)
+	}
+	if len(inRange) != len(ids)-2 {
+		t.Errorf("range: %d records, want %d", len(inRange), len(ids)-2)
+	}
+	for _, id := range ids[1 : len(ids)-1] {
+		if inRange[id] != want[id] {
+			t.Errorf("range, id %d: got %+v, want %+v", id, inRange[id], want[id])
+		}
 	}
 }
