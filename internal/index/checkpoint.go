@@ -29,6 +29,10 @@ type bgCheckpointer struct {
 	frames atomic.Int64 // frames in the log at the last checkpoint
 }
 
+// bulkEmbed is the number of vectors to write from which an embedding
+// pass checkpoints in the background.
+const bulkEmbed = 50000
+
 // walRestartFrames is the log size (4 KiB frames: 32 MiB) past which the
 // writer restarts the log (see bgCheckpointer).
 const walRestartFrames = 8192

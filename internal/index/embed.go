@@ -250,11 +250,19 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 		return 0, err
 	}
 	total := 0
+	ix.mem.mu.RLock()
+	toEmbed := ix.mem.docs - int64(ix.mem.vec.count)
+	ix.mem.mu.RUnlock()
 	if prog != nil {
-		ix.mem.mu.RLock()
-		n := ix.mem.docs - int64(ix.mem.vec.count)
-		ix.mem.mu.RUnlock()
-		prog.phaseN("embedding", n)
+		prog.phaseN("embedding", toEmbed)
+	}
+	// A long pass writes its vectors with checkpoints on another
+	// connection, as a bulk load does (checkpoint.go); inside a Sync the
+	// bulk load's checkpointer already runs.
+	var ck *bgCheckpointer
+	if !held && toEmbed >= bulkEmbed {
+		ck = ix.backgroundCheckpoints(ctx)
+		defer ck.stop(ctx)
 	}
 	// Pass A: ids above the watermark, in order. One goroutine reads and
 	// embeds the next batch while this one writes the previous (embedding
@@ -262,6 +270,7 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 	type job struct {
 		items  []embedItem
 		vecs   [][]float32
+		pre    *preparedVecs
 		msgGen int64
 		err    error
 	}
@@ -282,9 +291,9 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 				return
 			}
 			from = items[len(items)-1].id
-			vecs, err := embedTexts(pctx, emb, items)
+			vecs, pre, err := ix.embedPrepared(pctx, emb, items)
 			select {
-			case jobs <- job{items, vecs, msgGen, err}:
+			case jobs <- job{items, vecs, pre, msgGen, err}:
 			case <-pctx.Done():
 				return
 			}
@@ -297,7 +306,9 @@ func (ix *Index) embedRun(ctx context.Context, prog *progress, held bool) (int, 
 		if j.err != nil {
 			return total, j.err
 		}
-		n, err := ix.storeVectors(ctx, emb, id, j.items, j.vecs, j.items[len(j.items)-1].id, false, held, j.msgGen)
+		ck.between(ctx)
+		n, err := ix.storeVectors(ctx, emb, id, j.items, j.vecs, j.pre, j.items[len(j.items)-1].id, false, held, j.msgGen)
+		ck.kick()
 		total += n
 		if prog != nil {
 			prog.add(len(j.items))
@@ -397,7 +408,7 @@ func (ix *Index) embedItems(ctx context.Context, emb Embedder, embID string, ite
 	if err != nil {
 		return 0, err
 	}
-	return ix.storeVectors(ctx, emb, embID, items, vecs, upto, fromQueue, held, -1)
+	return ix.storeVectors(ctx, emb, embID, items, vecs, nil, upto, fromQueue, held, -1)
 }
 
 // readEmbedBatch reads the next texts to embed after id from, with the
@@ -465,7 +476,7 @@ var vectorInsertSQLs = func() (out [vectorsPerInsert + 1]string) {
 // still current no message has changed since, and the vectors are written
 // in multi-row INSERTs; otherwise each row is written only if its message
 // still exists with the hash it was embedded from.
-func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, items []embedItem, vecs [][]float32, upto int64, fromQueue, held bool, msgGen int64) (int, error) {
+func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, items []embedItem, vecs [][]float32, pre *preparedVecs, upto int64, fromQueue, held bool, msgGen int64) (int, error) {
 	unlock := ix.lockWrite(held)
 	defer unlock()
 	tx, err := ix.wdb.BeginTx(ctx, nil)
@@ -490,6 +501,7 @@ func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, i
 	type stored struct {
 		id int64
 		q  []byte
+		i  int // index in items
 	}
 	var done []stored
 	dim := emb.Dim()
@@ -503,7 +515,13 @@ func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, i
 		}
 		// A zero vector (no words the embedder knows) is stored too: the
 		// message has been embedded, it just matches nothing.
-		done = append(done, stored{items[i].id, quantize(v)})
+		var q []byte
+		if pre != nil && pre.q[i] != nil {
+			q = pre.q[i] // quantised off the writer (vecprep.go)
+		} else {
+			q = quantize(v)
+		}
+		done = append(done, stored{items[i].id, q, i})
 	}
 	if trusted {
 		st := newTxStmts(tx)
@@ -557,7 +575,11 @@ func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, i
 	mem.mu.Lock()
 	defer mem.mu.Unlock()
 	for _, s := range done {
-		mem.vec.set(s.id, s.q)
+		if pre != nil && pre.vs == mem.vec && pre.q[s.i] != nil {
+			mem.vec.setCoded(s.id, s.q, pre.code(s.i))
+		} else {
+			mem.vec.set(s.id, s.q)
+		}
 	}
 	gen := mem.gen + 1
 	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {

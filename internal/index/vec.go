@@ -138,6 +138,18 @@ func (v *vecState) codeStored(stored []byte, c []uint64) {
 func (v *vecState) set(id int64, stored []byte) {
 	v.grow(id)
 	v.codeStored(stored, v.codes[int(id)*v.words:int(id+1)*v.words])
+	v.setRest(id, stored)
+}
+
+// setCoded is set with the code already computed (codeStored of stored,
+// taken with this state's center).
+func (v *vecState) setCoded(id int64, stored []byte, code []uint64) {
+	v.grow(id)
+	copy(v.codes[int(id)*v.words:int(id+1)*v.words], code)
+	v.setRest(id, stored)
+}
+
+func (v *vecState) setRest(id int64, stored []byte) {
 	if !v.hasVec(id) {
 		v.count++
 	}

@@ -81,7 +81,7 @@ func TestStoreVectorsChecksChangedMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := ix.storeVectors(ctx, emb, emb.ID(), items, vecs, -1, false, false, msgGen)
+		n, err := ix.storeVectors(ctx, emb, emb.ID(), items, vecs, nil, -1, false, false, msgGen)
 		if err != nil {
 			t.Fatal(err)
 		}
