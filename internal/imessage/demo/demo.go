@@ -37,9 +37,6 @@ const DefaultMessages = 20000
 // memory, so this is about disk: ~1 KB per message).
 const MaxMessages = 20_000_000
 
-//go:embed schema.sql
-var schemaSQL string
-
 // Options configures Generate.
 type Options struct {
 	// Dir receives chat.db, contacts.vcf and the attachment folders. It is

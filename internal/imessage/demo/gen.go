@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // the project's SQLite driver
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/imessage/typedstream"
 )
 
@@ -90,7 +91,15 @@ func newGen(ctx context.Context, path, dir string, now time.Time, seed uint64) (
 	// at the end of a few key ranges; maintaining them while inserting
 	// measured cheaper at 1M rows (and lighter on memory) than building 24
 	// indexes afterwards, each a scan of the whole message table.
-	if _, err := db.ExecContext(ctx, schemaSQL); err != nil {
+	// The real macOS 15 schema, tables and indexes exactly as dumped;
+	// triggers are left out: they call functions only Messages.app
+	// registers, and the demo never deletes.
+	ddl, err := schemas.Tables("macos15")
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, ddl); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("demo: create schema: %w", err)
 	}

@@ -1,7 +1,7 @@
 // Package schemas holds real Messages database schemas (sqlite3 .schema
-// dumps of Apple's databases, no data) so that every package's tests build
-// their fixture databases from the same, real definitions. It is imported by
-// tests only; see README.md for each dump's origin and licence.
+// dumps of Apple's databases, no data) so that the demo generator and every
+// package's tests build their databases from the same, real definitions; see
+// README.md for each dump's origin and licence.
 package schemas
 
 import (
@@ -12,6 +12,9 @@ import (
 
 //go:embed *.sql
 var files embed.FS
+
+// trigger matches a CREATE TRIGGER statement through its END.
+var trigger = regexp.MustCompile(`(?s)CREATE TRIGGER.*?\nEND;`)
 
 // reservedTable matches statements creating sqlite_* tables, which SQLite
 // reserves and creates itself.
@@ -36,4 +39,15 @@ func DDL(name string) (string, error) {
 		return "", err
 	}
 	return reservedTable.ReplaceAllString(s, ""), nil
+}
+
+// Tables returns the DDL of [DDL] without its triggers: tables and indexes
+// only. Messages' triggers call SQL functions only Messages.app registers,
+// so a database that rows are deleted from outside Messages needs this form.
+func Tables(name string) (string, error) {
+	s, err := DDL(name)
+	if err != nil {
+		return "", err
+	}
+	return trigger.ReplaceAllString(s, ""), nil
 }

@@ -47,3 +47,25 @@ func TestUnknownSchemaIsAnError(t *testing.T) {
 		t.Fatal("DDL of an unknown schema returned no error")
 	}
 }
+
+func TestTablesHasNoTriggers(t *testing.T) {
+	full, err := DDL("macos15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Tables("macos15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(full, "CREATE TRIGGER") {
+		t.Fatal("the macOS 15 dump has no trigger: the test no longer tests anything")
+	}
+	if strings.Contains(tables, "CREATE TRIGGER") {
+		t.Error("Tables kept a trigger")
+	}
+	for _, want := range []string{"CREATE TABLE message", "CREATE INDEX"} {
+		if !strings.Contains(tables, want) {
+			t.Errorf("Tables lost %q", want)
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 )
 
 // Sentinel tokens appear only in the blocked thread of the fixture: in
@@ -70,7 +72,7 @@ func appleNanos(t time.Time) int64 {
 // generator), contacts.vcf and attachment files into dir.
 func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join(RepoRoot(), "internal", "imessage", "demo", "schema.sql"))
+	ddl, err := schemas.Tables("macos15")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 			t.Fatalf("%s: %v", strings.Fields(q)[0:3], err)
 		}
 	}
-	exec(string(ddl))
+	exec(ddl)
 
 	handles := []struct {
 		id      int
