@@ -141,9 +141,7 @@ WHERE extra LIKE '%"one_time_code":true%'`)
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("mask stored codes: %w", err)
 	}
-	df := map[string]int32{}
-	var lenDelta int64
-	var vecDrop []int64
+	w := storedRewrite{df: map[string]int32{}}
 	for _, r := range todo {
 		var x messageExtra
 		if err := json.Unmarshal([]byte(r.extra), &x); err != nil || x.Text != "" {
@@ -164,48 +162,76 @@ WHERE extra LIKE '%"one_time_code":true%'`)
 		if !r.searchable {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, ftsDelete, r.id, indexText(r.text, r.search)); err != nil {
+		if err := w.reindex(ctx, tx, r.id, r.text, r.search, masked, r.search); err != nil {
 			return fmt.Errorf("mask stored codes: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO fts(rowid, text) VALUES(?, ?)", r.id, indexText(masked, r.search)); err != nil {
-			return fmt.Errorf("mask stored codes: %w", err)
-		}
-		oldTerms, oldN := distinctTerms(r.text, r.search)
-		newTerms, newN := distinctTerms(masked, r.search)
-		for _, t := range oldTerms {
-			df[t]--
-		}
-		for _, t := range newTerms {
-			df[t]++
-		}
-		lenDelta += int64(newN - oldN)
-		for _, q := range []string{"DELETE FROM vectors WHERE id = ?", "INSERT OR IGNORE INTO embed_queue(id) VALUES(?)"} {
-			if _, err := tx.ExecContext(ctx, q, r.id); err != nil {
-				return fmt.Errorf("mask stored codes: %w", err)
-			}
-		}
-		vecDrop = append(vecDrop, r.id)
 	}
-	for t, n := range df {
+	committed, err = ix.finishRewrite(ctx, tx, &w, codesMaskedKey, "one-time codes removed from the search index")
+	return err
+}
+
+// storedRewrite accumulates what one upgrade pass over stored rows
+// (maskStoredCodeRuns, maskStoredSecrets) changes in the full-text index,
+// the document frequencies, the total length and the vectors.
+type storedRewrite struct {
+	df       map[string]int32
+	lenDelta int64
+	vecDrop  []int64
+}
+
+// reindex replaces a searchable row's full-text entry and term counts,
+// from (oldText, oldSearch) to (newText, newSearch), and queues its vector
+// for re-embedding.
+func (w *storedRewrite) reindex(ctx context.Context, tx *sql.Tx, id int64, oldText, oldSearch, newText, newSearch string) error {
+	if _, err := tx.ExecContext(ctx, ftsDelete, id, indexText(oldText, oldSearch)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO fts(rowid, text) VALUES(?, ?)", id, indexText(newText, newSearch)); err != nil {
+		return err
+	}
+	oldTerms, oldN := distinctTerms(oldText, oldSearch)
+	newTerms, newN := distinctTerms(newText, newSearch)
+	for _, t := range oldTerms {
+		w.df[t]--
+	}
+	for _, t := range newTerms {
+		w.df[t]++
+	}
+	w.lenDelta += int64(newN - oldN)
+	for _, q := range []string{"DELETE FROM vectors WHERE id = ?", "INSERT OR IGNORE INTO embed_queue(id) VALUES(?)"} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return err
+		}
+	}
+	w.vecDrop = append(w.vecDrop, id)
+	return nil
+}
+
+// finishRewrite writes an upgrade pass's term counts and its done key,
+// commits tx with memory updated, and scrubs the FTS index (old segments
+// still hold the rewritten rows' postings) when any row changed. It
+// reports whether tx was committed, so the caller's deferred rollback
+// knows.
+func (ix *Index) finishRewrite(ctx context.Context, tx *sql.Tx, w *storedRewrite, doneKey, logMsg string) (bool, error) {
+	for t, n := range w.df {
 		if n == 0 {
-			delete(df, t)
+			delete(w.df, t)
 		}
 	}
-	if err := writeTerms(ctx, tx, df); err != nil {
-		return err
+	if err := writeTerms(ctx, tx, w.df); err != nil {
+		return false, err
 	}
-	if err := setMeta(ctx, tx, codesMaskedKey, 1); err != nil {
-		return err
+	if err := setMeta(ctx, tx, doneKey, 1); err != nil {
+		return false, err
 	}
-	if err := ix.commitMemDelta(ctx, tx, df, lenDelta, vecDrop); err != nil {
-		return err
+	if err := ix.commitMemDelta(ctx, tx, w.df, w.lenDelta, w.vecDrop); err != nil {
+		return false, err
 	}
-	committed = true
-	if len(vecDrop) == 0 {
-		return nil
+	if len(w.vecDrop) == 0 {
+		return true, nil
 	}
-	ix.log.Info("one-time codes removed from the search index", "messages", len(vecDrop))
-	return ix.scrub(ctx)
+	ix.log.Info(logMsg, "messages", len(w.vecDrop))
+	return true, ix.scrub(ctx)
 }
 
 // commitMemDelta applies document-frequency, length and vector changes to

@@ -162,9 +162,7 @@ func (ix *Index) maskStoredSecrets(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("mask stored secrets: %w", err)
 	}
-	df := map[string]int32{}
-	var lenDelta int64
-	var vecDrop []int64
+	w := storedRewrite{df: map[string]int32{}}
 	for _, r := range todo {
 		var x messageExtra
 		if r.extra != "" {
@@ -199,46 +197,10 @@ func (ix *Index) maskStoredSecrets(ctx context.Context) error {
 		if !r.searchable {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, ftsDelete, r.id, indexText(r.text, r.search)); err != nil {
+		if err := w.reindex(ctx, tx, r.id, r.text, r.search, stored, search); err != nil {
 			return fmt.Errorf("mask stored secrets: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO fts(rowid, text) VALUES(?, ?)", r.id, indexText(stored, search)); err != nil {
-			return fmt.Errorf("mask stored secrets: %w", err)
-		}
-		oldTerms, oldN := distinctTerms(r.text, r.search)
-		newTerms, newN := distinctTerms(stored, search)
-		for _, t := range oldTerms {
-			df[t]--
-		}
-		for _, t := range newTerms {
-			df[t]++
-		}
-		lenDelta += int64(newN - oldN)
-		for _, q := range []string{"DELETE FROM vectors WHERE id = ?", "INSERT OR IGNORE INTO embed_queue(id) VALUES(?)"} {
-			if _, err := tx.ExecContext(ctx, q, r.id); err != nil {
-				return fmt.Errorf("mask stored secrets: %w", err)
-			}
-		}
-		vecDrop = append(vecDrop, r.id)
 	}
-	for t, n := range df {
-		if n == 0 {
-			delete(df, t)
-		}
-	}
-	if err := writeTerms(ctx, tx, df); err != nil {
-		return err
-	}
-	if err := setMeta(ctx, tx, secretsMaskedKey, 1); err != nil {
-		return err
-	}
-	if err := ix.commitMemDelta(ctx, tx, df, lenDelta, vecDrop); err != nil {
-		return err
-	}
-	committed = true
-	if len(vecDrop) == 0 {
-		return nil
-	}
-	ix.log.Info("secrets removed from the search index", "messages", len(vecDrop))
-	return ix.scrub(ctx)
+	committed, err = ix.finishRewrite(ctx, tx, &w, secretsMaskedKey, "secrets removed from the search index")
+	return err
 }
