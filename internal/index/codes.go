@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/tidings-mcp/tidings/internal/model"
 )
@@ -23,48 +22,12 @@ import (
 // return it with its runs, and the output boundary masks the code, or shows
 // it when the person turned that redaction off).
 
-// codeRanges returns the byte ranges of text that runs mark as one-time
-// codes: clipped to text, widened to whole UTF-8 characters, sorted and
-// merged (the same rule as output.OneTimeCodes).
-func codeRanges(text string, runs []model.Run) [][2]int {
-	var out [][2]int
-	for _, r := range runs {
-		if !r.OneTimeCode {
-			continue
-		}
-		s, e := max(r.Start, 0), min(r.End, len(text))
-		for s > 0 && s < len(text) && !isRuneStart(text[s]) {
-			s--
-		}
-		for e > 0 && e < len(text) && !isRuneStart(text[e]) {
-			e++
-		}
-		if s < e {
-			out = append(out, [2]int{s, e})
-		}
-	}
-	if len(out) < 2 {
-		return out
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	merged := out[:1]
-	for _, r := range out[1:] {
-		last := &merged[len(merged)-1]
-		if r[0] <= last[1] {
-			last[1] = max(last[1], r[1])
-			continue
-		}
-		merged = append(merged, r)
-	}
-	return merged
-}
-
 // maskCodes returns text with every byte of its one-time-code ranges
 // replaced by a space (a token separator for every tokenizer here), so the
 // result has the same length and the same offsets as text. Text without a
 // code run is returned as is.
 func maskCodes(text string, runs []model.Run) string {
-	rs := codeRanges(text, runs)
+	rs := model.OneTimeCodeRanges(text, runs)
 	if len(rs) == 0 {
 		return text
 	}

@@ -65,7 +65,7 @@ const keyRunMin = 20
 // offsets. Text with nothing to blank is returned as is.
 func indexedText(text string, runs []model.Run) string {
 	masked := maskCodes(text, runs)
-	codes := codeRanges(text, runs)
+	codes := model.OneTimeCodeRanges(text, runs)
 	if len(codes) == 0 && !mayHoldSecret(text) {
 		return masked
 	}

@@ -8,7 +8,10 @@
 // and policy decisions happen later, in the packages that own them.
 package model
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // Source names identify where a record came from. They are part of stable
 // identifiers in the index, so they never change once released.
@@ -278,4 +281,41 @@ func (c Contact) Name() string {
 		return c.Nickname
 	}
 	return c.Organization
+}
+
+// OneTimeCodeRanges returns the byte ranges of runs marked OneTimeCode, clipped
+// to text, widened to whole UTF-8 characters, sorted and merged. Empty or
+// inverted ranges are dropped. The output boundary masks these ranges and
+// the index blanks them, by this one rule.
+func OneTimeCodeRanges(text string, runs []Run) [][2]int {
+	var out [][2]int
+	for _, r := range runs {
+		if !r.OneTimeCode {
+			continue
+		}
+		s, e := max(r.Start, 0), min(r.End, len(text))
+		for s > 0 && s < len(text) && text[s]&0xC0 == 0x80 {
+			s--
+		}
+		for e < len(text) && e > 0 && text[e]&0xC0 == 0x80 {
+			e++
+		}
+		if s < e {
+			out = append(out, [2]int{s, e})
+		}
+	}
+	if len(out) < 2 {
+		return out
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	merged := out[:1]
+	for _, r := range out[1:] {
+		last := &merged[len(merged)-1]
+		if r[0] <= last[1] {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
 }

@@ -32,7 +32,6 @@
 package output
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -138,41 +137,9 @@ func (b *Boundary) clean(text string, codes [][2]int, san func(string) string) s
 	return san(b.r.RedactText(s1, nil))
 }
 
-// OneTimeCodes returns the byte ranges of runs marked OneTimeCode, clipped
-// to text, widened to whole UTF-8 characters, sorted and merged. Empty or
-// inverted ranges are dropped.
-func OneTimeCodes(text string, runs []model.Run) [][2]int {
-	var out [][2]int
-	for _, r := range runs {
-		if !r.OneTimeCode {
-			continue
-		}
-		s, e := max(r.Start, 0), min(r.End, len(text))
-		for s > 0 && s < len(text) && text[s]&0xC0 == 0x80 {
-			s--
-		}
-		for e < len(text) && e > 0 && text[e]&0xC0 == 0x80 {
-			e++
-		}
-		if s < e {
-			out = append(out, [2]int{s, e})
-		}
-	}
-	if len(out) < 2 {
-		return out
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	merged := out[:1]
-	for _, r := range out[1:] {
-		last := &merged[len(merged)-1]
-		if r[0] <= last[1] {
-			last[1] = max(last[1], r[1])
-			continue
-		}
-		merged = append(merged, r)
-	}
-	return merged
-}
+// OneTimeCodes returns the byte ranges of runs marked OneTimeCode
+// ([model.OneTimeCodeRanges]).
+func OneTimeCodes(text string, runs []model.Run) [][2]int { return model.OneTimeCodeRanges(text, runs) }
 
 // Message returns a copy of m ready for output: bodies redacted and
 // sanitized, fields sanitized, identifiers untouched, the attachment disk
