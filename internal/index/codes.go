@@ -70,12 +70,7 @@ func (ix *Index) maskStoredCodeRuns(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mask stored codes: %w", err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op once committed
 	if err := ix.refreshTx(ctx, tx); err != nil {
 		return err
 	}
@@ -129,8 +124,7 @@ WHERE extra LIKE '%"one_time_code":true%'`)
 			return fmt.Errorf("mask stored codes: %w", err)
 		}
 	}
-	committed, err = ix.finishRewrite(ctx, tx, &w, codesMaskedKey, "one-time codes removed from the search index")
-	return err
+	return ix.finishRewrite(ctx, tx, &w, codesMaskedKey, "one-time codes removed from the search index")
 }
 
 // storedRewrite accumulates what one upgrade pass over stored rows
@@ -172,29 +166,27 @@ func (w *storedRewrite) reindex(ctx context.Context, tx *sql.Tx, id int64, oldTe
 
 // finishRewrite writes an upgrade pass's term counts and its done key,
 // commits tx with memory updated, and scrubs the FTS index (old segments
-// still hold the rewritten rows' postings) when any row changed. It
-// reports whether tx was committed, so the caller's deferred rollback
-// knows.
-func (ix *Index) finishRewrite(ctx context.Context, tx *sql.Tx, w *storedRewrite, doneKey, logMsg string) (bool, error) {
+// still hold the rewritten rows' postings) when any row changed.
+func (ix *Index) finishRewrite(ctx context.Context, tx *sql.Tx, w *storedRewrite, doneKey, logMsg string) error {
 	for t, n := range w.df {
 		if n == 0 {
 			delete(w.df, t)
 		}
 	}
 	if err := writeTerms(ctx, tx, w.df); err != nil {
-		return false, err
+		return err
 	}
 	if err := setMeta(ctx, tx, doneKey, 1); err != nil {
-		return false, err
+		return err
 	}
 	if err := ix.commitMemDelta(ctx, tx, w.df, w.lenDelta, w.vecDrop); err != nil {
-		return false, err
+		return err
 	}
 	if len(w.vecDrop) == 0 {
-		return true, nil
+		return nil
 	}
 	ix.log.Info(logMsg, "messages", len(w.vecDrop))
-	return true, ix.scrub(ctx)
+	return ix.scrub(ctx)
 }
 
 // commitMemDelta applies document-frequency, length and vector changes to

@@ -299,12 +299,7 @@ func (ix *Index) purgeLocked(ctx context.Context, conv uint32) error {
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op once committed
 	if err := ix.refreshTx(ctx, tx); err != nil {
 		return err
 	}
@@ -445,7 +440,6 @@ WHERE conv = ? OR id IN (SELECT msg FROM message_chats WHERE conv = ?)`, conv, c
 	if err := tx.Commit(); err != nil {
 		return ix.failMem(fmt.Errorf("purge: %w", err))
 	}
-	committed = true
 	mem.gen = gen
 	if forgot {
 		ix.forgetFitMemLocked()

@@ -127,12 +127,7 @@ func (ix *Index) maskStoredSecrets(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mask stored secrets: %w", err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op once committed
 	if err := ix.refreshTx(ctx, tx); err != nil {
 		return err
 	}
@@ -201,6 +196,5 @@ func (ix *Index) maskStoredSecrets(ctx context.Context) error {
 			return fmt.Errorf("mask stored secrets: %w", err)
 		}
 	}
-	committed, err = ix.finishRewrite(ctx, tx, &w, secretsMaskedKey, "secrets removed from the search index")
-	return err
+	return ix.finishRewrite(ctx, tx, &w, secretsMaskedKey, "secrets removed from the search index")
 }

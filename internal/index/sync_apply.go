@@ -80,12 +80,7 @@ func (ix *Index) commitBatch(ctx context.Context, w *batchWriter, b batch) (err 
 	if err != nil {
 		return fmt.Errorf("begin batch: %w", err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op once committed
 	if err := ix.refreshTx(ctx, tx); err != nil {
 		return err
 	}
@@ -188,7 +183,6 @@ FROM messages WHERE id BETWEEN ? AND ? AND searchable = 1`, d.firstNew, d.lastNe
 	if err := tx.Commit(); err != nil {
 		return ix.failMem(fmt.Errorf("commit batch: %w", err))
 	}
-	committed = true
 	mem.gen = gen
 	for c, cd := range d.conv {
 		if ci := mem.convByID[c]; ci != nil {
