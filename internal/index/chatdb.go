@@ -127,7 +127,17 @@ func (s *RowSource) Sync(ctx context.Context, req SyncRequest, w Writer) error {
 		return nil
 	}
 	if !first {
-		since := time.UnixMilli(wm.Changed).Add(-margin)
+		// Changes are read from the previous sync's start less the margin.
+		// A clock that moved back since then (a corrected clock, a restored
+		// machine) would leave that start in the future and skip every
+		// change stamped by the clock as it is now: read from whichever is
+		// earlier. The margin also covers an edit chat.db stamped just
+		// before the previous sync began.
+		last := time.UnixMilli(wm.Changed)
+		if start.Before(last) {
+			last = start
+		}
+		since := last.Add(-margin)
 		err := s.Reader.Changed(ctx, since, w.Message)
 		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			return fmt.Errorf("read changed messages: %w", err)

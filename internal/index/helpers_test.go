@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // fakeDB is an in-memory chat.db: rows by ROWID, a change log and
@@ -140,7 +141,14 @@ func (f *fakeDB) Deleted(ctx context.Context, after int64, fn func(int64, string
 	return nil
 }
 
+// source serves the fake through a RowSource. Its clock defaults to the
+// index tests' pinned clock (testNow), the one the fake's stamps are built
+// from: a real clock would meet those fixed stamps (issue: the suite failed
+// once the calendar passed testNow).
 func (f *fakeDB) source(now func() time.Time) *RowSource {
+	if now == nil {
+		now = func() time.Time { return testNow }
+	}
 	return &RowSource{SourceKey: "imessage:/fake/chat.db", SourceKind: model.SourceIMessage, Reader: f, Now: now}
 }
 
@@ -215,7 +223,9 @@ func (f *fitEmbedder) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+// testNow is the index tests' pinned clock (internal/testclock: shifted by
+// TIDINGS_TEST_DATE_SHIFT_DAYS).
+var testNow = testclock.Anchor()
 
 func openTest(t testing.TB, dir string, opts Options) *Index {
 	t.Helper()
@@ -268,7 +278,10 @@ func hitIDs(r *Result) []string {
 }
 
 // smallCorpus builds a fake chat.db with a few conversations.
-func smallCorpus() *fakeDB {
+func smallCorpus() *fakeDB { return smallCorpusAt(testNow) }
+
+// smallCorpusAt is smallCorpus with its messages dated relative to now.
+func smallCorpusAt(now time.Time) *fakeDB {
 	db := newFakeDB()
 	db.addConv(model.Conversation{ID: "iMessage;-;+14155550101", Identifier: "+14155550101", Kind: model.KindDirect, Service: "iMessage", Participants: []string{"+14155550101"}})
 	db.addConv(model.Conversation{ID: "iMessage;-;zoe@example.com", Identifier: "zoe@example.com", Kind: model.KindDirect, Service: "iMessage", Participants: []string{"zoe@example.com"}})
@@ -276,7 +289,7 @@ func smallCorpus() *fakeDB {
 	sam := "iMessage;-;+14155550101"
 	zoe := "iMessage;-;zoe@example.com"
 	grp := "iMessage;+;chat100"
-	day := func(d int, h int) time.Time { return testNow.AddDate(0, 0, -d).Add(time.Duration(h-12) * time.Hour) }
+	day := func(d int, h int) time.Time { return now.AddDate(0, 0, -d).Add(time.Duration(h-12) * time.Hour) }
 	add := func(id, conv, sender string, at time.Time, text string) {
 		m := model.Message{ID: id, ConversationIDs: []string{conv}, Sender: sender, FromMe: sender == "", Time: at, Text: text, TextSource: "text"}
 		db.add(m)
