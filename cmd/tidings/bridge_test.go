@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // startHelper runs `tidings helper --watch` in-process until the test ends.
@@ -52,7 +53,7 @@ func bridgeCall(t *testing.T, dir string, args ...string) (map[string]any, error
 func demoData(t *testing.T) *demo.Result {
 	t.Helper()
 	res, err := demo.Generate(context.Background(), demo.Options{Dir: t.TempDir(), Messages: demo.MinMessages(),
-		Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)})
+		Now: testclock.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func demoData(t *testing.T) *demo.Result {
 func TestHelperManagerBridge(t *testing.T) {
 	data := demoData(t)
 	dir := filepath.Join(t.TempDir(), "bridge")
-	startHelper(t, map[string]string{bridge.RoleEnv: "manager", "TIDINGS_NOW": "2026-11-30T12:00:00Z"},
+	startHelper(t, map[string]string{bridge.RoleEnv: "manager", "TIDINGS_NOW": anchorRFC3339},
 		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
 	waitDir(t, filepath.Join(dir, "control", "requests"))
 
@@ -378,7 +379,7 @@ func TestServeBridgeMatchesInProcess(t *testing.T) {
 		t.Skip("builds two indexes of the demo data")
 	}
 	data := demoData(t)
-	now := "2026-11-30T12:00:00Z"
+	now := anchorRFC3339
 	var person string
 	for _, st := range data.Stories {
 		if len(st.With) == 1 {
@@ -473,8 +474,8 @@ func TestServeBridgeMatchesInProcess(t *testing.T) {
 			t.Errorf("search with days %v over the bridge (window note %v):\n in-process (90 days) %s\n bridge %s", days, found, clip(lb), clip(rb))
 		}
 	}
-	floor := "2026-09-01T12:00:00Z" // now - 90 days
-	old := map[string]any{"chat": person, "limit": 5, "before_timestamp": "2026-08-01T00:00:00Z"}
+	floor := testclock.Anchor().AddDate(0, 0, -90).Format(time.RFC3339) // the read window's start
+	old := map[string]any{"chat": person, "limit": 5, "before_timestamp": testclock.Text(time.RFC3339, "2026-08-01T00:00:00Z")}
 	if pg, isErr := local.call("get_conversation_messages", old); isErr || pg["count"].(float64) < 1 {
 		t.Errorf("in-process, 4 months back: %v", pg)
 	}
@@ -564,7 +565,7 @@ func TestHelperHostActions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "contacts", "blocked_chats.txt"), []byte("# landlord\n+1 (415) 555-0171\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startHelper(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z", "DISPLAY": ""},
+	startHelper(t, map[string]string{"TIDINGS_NOW": anchorRFC3339, "DISPLAY": ""},
 		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
 	var all bytes.Buffer
 	call := func(action, params string) map[string]any {

@@ -8,21 +8,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 func TestDemoCommand(t *testing.T) {
 	ctx := context.Background()
-	env := map[string]string{"TIDINGS_NOW": "2026-11-30T17:00:00Z"}
+	env := map[string]string{"TIDINGS_NOW": testclock.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC).Format(time.RFC3339)}
 	m, out, _ := testMain(t, env)
 	dir := filepath.Join(t.TempDir(), "demo")
 	if err := m.Run(ctx, []string{"demo", "--dir", dir, "--messages", "1500", "--seed", "3"}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "wrote 1500 messages") || !strings.Contains(out.String(), "now = 2026-11-30T17:00:00Z") {
+	if !strings.Contains(out.String(), "wrote 1500 messages") || !strings.Contains(out.String(), "now = "+testclock.Text(time.RFC3339, "2026-11-30T17:00:00Z")) {
 		t.Errorf("output: %s", out)
 	}
 	first, err := os.ReadFile(filepath.Join(dir, "chat.db"))

@@ -47,7 +47,7 @@ func TestHelperOnceFirstSync(t *testing.T) {
 	if err := bridge.PrepareFolder(dir); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z", "DISPLAY": ""}
+	env := map[string]string{"TIDINGS_NOW": anchorRFC3339, "DISPLAY": ""}
 	args := []string{"helper", "--once", "--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts}
 
 	type answer struct {

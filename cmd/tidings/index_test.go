@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/service"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // writeChatDB builds a small chat.db from the real macOS 15 schema.
@@ -49,7 +50,7 @@ func writeChatDB(t *testing.T) string {
 		text   string
 		fromMe bool
 	}{{"Dinner at Café Rouge on Saturday?", false}, {"Sounds great, book a table", true}, {"you still owe me $40 for the tix", false}} {
-		d := time.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC).Sub(epoch).Nanoseconds()
+		d := testclock.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC).Sub(epoch).Nanoseconds()
 		sender := h
 		if m.fromMe {
 			sender = 0
@@ -64,7 +65,7 @@ func TestIndexAndSearchCommands(t *testing.T) {
 	chat := writeChatDB(t)
 	vcf := filepath.Join(t.TempDir(), "people.vcf")
 	os.WriteFile(vcf, []byte("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Sam Rivera\r\nN:Rivera;Sam;;;\r\nTEL:(415) 555-0101\r\nEND:VCARD\r\n"), 0o600)
-	env := map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"}
+	env := map[string]string{"TIDINGS_NOW": anchorRFC3339}
 	m, out, errb := testMain(t, env)
 	ctx := context.Background()
 	if err := m.Run(ctx, []string{"index", "--imessage", chat, "--contacts", vcf}); err != nil {
@@ -146,7 +147,7 @@ func TestIndexAndroidExport(t *testing.T) {
   <sms protocol="0" address="+14155550123" date="1764500060000" type="2" body="great, thanks" read="1" status="-1" contact_name="Ana Lima" />
 </smses>
 `), 0o600)
-	m, out, errb := testMain(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"})
+	m, out, errb := testMain(t, map[string]string{"TIDINGS_NOW": anchorRFC3339})
 	ctx := context.Background()
 	if err := m.Run(ctx, []string{"index", "--android-xml", xml}); err != nil {
 		t.Fatalf("index: %v\n%s", err, errb)

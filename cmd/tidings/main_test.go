@@ -21,9 +21,14 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // testMain returns a Main with a private TIDINGS_HOME and captured output.
+// anchorRFC3339 is the tests' usual pinned clock (internal/testclock) as
+// TIDINGS_NOW takes it.
+var anchorRFC3339 = testclock.Anchor().Format(time.RFC3339)
+
 func testMain(t *testing.T, env map[string]string) (*Main, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	home := t.TempDir()
@@ -63,7 +68,7 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 
 // TestServeStdioInProcess runs `serve --demo` through Main.Run on pipes.
 func TestServeStdioInProcess(t *testing.T) {
-	m, _, stderr := testMain(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"})
+	m, _, stderr := testMain(t, map[string]string{"TIDINGS_NOW": anchorRFC3339})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	m.Stdin, m.Stdout = inR, outW
@@ -91,7 +96,7 @@ func TestServeStdioInProcess(t *testing.T) {
 	if st.Index.Messages == 0 || st.Index.State != "ready" {
 		t.Errorf("index = %+v", st.Index)
 	}
-	if st.Now != "2026-11-30T12:00:00Z" {
+	if st.Now != anchorRFC3339 {
 		t.Errorf("now = %q, want the pinned clock", st.Now)
 	}
 	if len(st.Checks) == 0 {

@@ -35,6 +35,8 @@ func androidFixture(t *testing.T) string {
 // the export carries.
 func TestServeAndroidOnly(t *testing.T) {
 	xml := androidFixture(t)
+	// The export in testdata holds literal dates; the clock is pinned to a
+	// literal date near them (they never meet the real clock).
 	c := startClient(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"}, "--android-xml", xml)
 
 	list := c.waitFor("list_conversations", map[string]any{"limit": 50}, func(r callResult) bool {

@@ -61,7 +61,7 @@ func TestLiveDataSet(t *testing.T) {
 // start: "no messages were indexed when this server started").
 func TestServeDataSetFollowsSync(t *testing.T) {
 	data := demoData(t)
-	s := startServe(t, map[string]string{"TIDINGS_NOW": "2026-11-30T12:00:00Z"}, "--imessage", data.ChatDB, "--contacts", data.Contacts)
+	s := startServe(t, map[string]string{"TIDINGS_NOW": anchorRFC3339}, "--imessage", data.ChatDB, "--contacts", data.Contacts)
 	var st map[string]any
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		st, _ = s.call("get_status", map[string]any{})
@@ -84,7 +84,7 @@ func TestServeDataSetFollowsSync(t *testing.T) {
 func TestServeBridgeDataSetFollowsHelper(t *testing.T) {
 	data := demoData(t)
 	dir := filepath.Join(t.TempDir(), "bridge")
-	now := "2026-11-30T12:00:00Z"
+	now := anchorRFC3339
 	s := startServe(t, map[string]string{"TIDINGS_NOW": now}, "--bridge", dir)
 	st, _ := s.call("get_status", map[string]any{})
 	if ds := st["data_set"].(map[string]any); ds["kind"] != "bridge" || ds["empty"] != true || !strings.Contains(fmt.Sprint(ds["note"]), "not answering") {

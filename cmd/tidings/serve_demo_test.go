@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // lukasStory returns the demo storyline about Lukas' visit (its person's
@@ -133,7 +134,7 @@ func TestServeDemoFirstUse(t *testing.T) {
 	}
 
 	// A pinned clock for another moment regenerates it for that moment.
-	pinned := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	pinned := testclock.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	env["TIDINGS_NOW"] = pinned.Format(time.RFC3339)
 	c3 := startClient(t, env, "--demo")
 	checkDemoSession(t, c3, pinned)

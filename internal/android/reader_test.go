@@ -103,7 +103,7 @@ func TestEncodingXMLLosesSurrogates(t *testing.T) {
 }
 
 func TestDates(t *testing.T) {
-	ms := time.Date(2026, 11, 18, 11, 6, 40, 0, time.UTC)
+	ms := time.Date(2026, 11, 18, 11, 6, 40, 0, time.UTC) // literal date: parsed from the fixture
 	tests := []struct {
 		name, doc string
 		want      time.Time

@@ -35,7 +35,7 @@ func toyHandler(calls *int) Extension {
 			return toyResult{}, fmt.Errorf("no conversation matches %q: %w", p.Query, ErrNotFound)
 		}
 		f := p.Days * 2
-		return toyResult{ID: "x1", OK: true, When: time.Date(2026, 8, 10, 14, 32, 15, 123456789, time.FixedZone("PDT", -7*3600)),
+		return toyResult{ID: "x1", OK: true, When: time.Date(2026, 8, 10, 14, 32, 15, 123456789, time.FixedZone("PDT", -7*3600)), // literal date: an encoding round trip, no clock
 			Count: int64(len(p.Tags)), Names: append([]string{p.Query}, p.Tags...), Pointer: &f}, nil
 	})
 }

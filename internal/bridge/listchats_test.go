@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
-var fixtureNow = time.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)
+var fixtureNow = testclock.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)
 
 // appleNs converts t to nanoseconds since 2001, the modern chat.db unit.
 func appleNs(t time.Time) int64 { return t.UnixNano() - appleEpochNs }
@@ -198,21 +199,21 @@ func TestListChats(t *testing.T) {
 	family := all.Chats[0]
 	wantFamily := ChatEntry{ChatID: "chat100200300", Kind: "group", DisplayName: "Family", Label: "Family",
 		Participants: []string{"+14155551234", "+14155559876", "bob@example.com"}, ParticipantCount: 3,
-		Service: "iMessage", MessageCount: 3, LastActivityDate: "2026-08-14"}
+		Service: "iMessage", MessageCount: 3, LastActivityDate: testclock.Text(time.DateOnly, "2026-08-14")}
 	if !equalJSON(family, wantFamily) {
 		t.Errorf("family = %+v\nwant %+v", family, wantFamily)
 	}
 	alice := all.Chats[1]
-	if alice.Kind != "direct" || alice.Label != "Alice Example" || alice.DisplayName != "" || alice.MessageCount != 2 || alice.LastActivityDate != "2026-08-13" {
+	if alice.Kind != "direct" || alice.Label != "Alice Example" || alice.DisplayName != "" || alice.MessageCount != 2 || alice.LastActivityDate != testclock.Text(time.DateOnly, "2026-08-13") {
 		t.Errorf("direct = %+v", alice)
 	}
 	if g := all.Chats[2]; g.Kind != "group" || g.Label != "Alice Example, carol@example.com" {
 		t.Errorf("style NULL chat999 = %+v (want group by the chat… heuristic, participant label)", g)
 	}
-	if g := all.Chats[3]; len(g.Participants) != 10 || g.ParticipantCount != 12 || g.LastActivityDate != "2026-08-09" || !strings.HasSuffix(g.Label, "+9") {
+	if g := all.Chats[3]; len(g.Participants) != 10 || g.ParticipantCount != 12 || g.LastActivityDate != testclock.Text(time.DateOnly, "2026-08-09") || !strings.HasSuffix(g.Label, "+9") {
 		t.Errorf("big group = %+v", g)
 	}
-	if d := all.Chats[4]; d.MessageCount != 1 || d.LastActivityDate != "2026-08-08" || d.Label != "dave@example.com" {
+	if d := all.Chats[4]; d.MessageCount != 1 || d.LastActivityDate != testclock.Text(time.DateOnly, "2026-08-08") || d.Label != "dave@example.com" {
 		t.Errorf("fallback to message.date = %+v", d)
 	}
 	if r := list(ListChatsParams{Days: 3650, IncludeGroups: true}); len(r.Chats) != 6 {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // TestRuntimeDirectories: missing runtime directories are created 0700;
@@ -178,7 +180,7 @@ func TestResponseFiles(t *testing.T) {
 // TestReaping: responses older than an hour and stale temp files go;
 // fresh ones and unrelated files stay.
 func TestReaping(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, "", func(o *Options) { o.Now = func() time.Time { return now } })
 	resp, reqs, nonces := h.path(ControlDir, ResponsesDir), h.path(ControlDir, RequestsDir), h.path(NoncesDir)
 	files := map[string]time.Duration{ // path → age

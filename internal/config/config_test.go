@@ -172,7 +172,7 @@ func TestNowPinsTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := time.Date(2026, 11, 30, 8, 15, 0, 0, time.UTC)
+	want := time.Date(2026, 11, 30, 8, 15, 0, 0, time.UTC) // literal date: parsed from a literal TIDINGS_NOW
 	if got := c.Now(); !got.Equal(want) {
 		t.Errorf("Now() = %v, want %v", got, want)
 	}

@@ -83,7 +83,7 @@ func macFixture(t *testing.T, path string, e abEntities, mod time.Time) {
 }
 
 func TestReadAddressBookEntityNumbers(t *testing.T) {
-	mod := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	mod := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC) // literal date: a stored value read back
 	want := []model.Contact{
 		{Source: "addressbook", ID: "2", First: "Angel", Middle: "M", Last: "Vossough", Nickname: "Angie", Organization: "Acme",
 			Phones: []string{"(415) 555-1234", "+1 415 555 9000"}, Emails: []string{"Angel@Example.com", "angel@work.example"}, Modified: mod},
@@ -171,7 +171,7 @@ func TestReadAddressBookOldSchemaWithoutOptionalColumns(t *testing.T) {
 func TestFindAddressBooksSources(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "Application Support", "AddressBook")
 	ents := abEntities{record: 21, contact: 22, group: 19, container: 20}
-	mod := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	mod := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) // literal date: a stored value read back
 	macFixture(t, filepath.Join(root, AddressBookFile), ents, mod)
 	macFixture(t, filepath.Join(root, "Sources", "B1D0C0DE-0000-4000-8000-000000000002", AddressBookFile), ents, mod)
 	macFixture(t, filepath.Join(root, "Sources", "A1D0C0DE-0000-4000-8000-000000000001", AddressBookFile), ents, mod)
@@ -243,7 +243,7 @@ func TestReadAddressBookSeesWALAndNeverWrites(t *testing.T) {
 
 func TestReadIOSAddressBook(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "AddressBook.sqlitedb")
-	mod := time.Date(2023, 3, 4, 5, 6, 7, 0, time.UTC)
+	mod := time.Date(2023, 3, 4, 5, 6, 7, 0, time.UTC) // literal date: a stored value read back
 	makeDB(t, path, "ios-addressbook.synthetic.sql",
 		`INSERT INTO ABMultiValueLabel (rowid, value) VALUES (1,'_$!<Home>!$_'),(2,'_$!<Mobile>!$_'),(3,'iPhone'),(4,'_$!<Work>!$_')`,
 		fmt.Sprintf(`INSERT INTO ABPerson (ROWID, First, Middle, Last, Nickname, Organization, ModificationDate) VALUES

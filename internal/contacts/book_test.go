@@ -13,7 +13,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
-func day(d int) time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+func day(d int) time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) } // literal date: ordering only, no clock
 
 func mustBook(t testing.TB, region string, cards ...model.Contact) *Book {
 	t.Helper()

@@ -43,7 +43,7 @@ func TestVCardFields(t *testing.T) {
 			want: model.Contact{Source: "vcard", ID: "abc-123", First: "Angel", Last: "Vossough", Middle: "M.",
 				Nickname: "Angie", Organization: "Acme, Inc.", FullName: "Angel Vossough",
 				Phones: []string{"(415) 555-1234", "+1 (415) 555-0000"}, Emails: []string{"Angel@Example.com"},
-				Modified: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)},
+				Modified: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)}, // literal date: parsed from the fixture
 		},
 		{
 			name: "folded lines lf",
@@ -62,7 +62,7 @@ func TestVCardFields(t *testing.T) {
 				"EMAIL:mailto:zoe@example.nl\nUID:urn:uuid:4fbe8971-0bc3-424c-9c26-36c3e1eff6b1\nREV:20240102T030405Z\nEND:VCARD\n",
 			want: model.Contact{Source: "vcard", ID: "urn:uuid:4fbe8971-0bc3-424c-9c26-36c3e1eff6b1", First: "Zoë",
 				Last: "Ĳsselmeer", FullName: "Zoë Ĳsselmeer", Phones: []string{"+1-415-555-9876", "+1-415-555-0000"},
-				Emails: []string{"zoe@example.nl"}, Modified: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)},
+				Emails: []string{"zoe@example.nl"}, Modified: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)}, // literal date: parsed from the fixture
 		},
 		{
 			name: "v21 quoted-printable soft breaks and charset",

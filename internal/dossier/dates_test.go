@@ -8,9 +8,9 @@ import (
 func TestParseDue(t *testing.T) {
 	pst := time.FixedZone("PST", -8*3600)
 	// Monday 30 November 2026, 10:00 in the owner's zone.
-	ref := time.Date(2026, 11, 30, 10, 0, 0, 0, pst)
-	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, pst) }
-	at := func(m time.Month, d, h, mi int) time.Time { return time.Date(2026, m, d, h, mi, 0, 0, pst) }
+	ref := time.Date(2026, 11, 30, 10, 0, 0, 0, pst)                                                    // literal date: calendar arithmetic against literal dates, clock pinned
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, pst) }        // literal date: calendar arithmetic
+	at := func(m time.Month, d, h, mi int) time.Time { return time.Date(2026, m, d, h, mi, 0, 0, pst) } // literal date: calendar arithmetic
 	for _, tc := range []struct {
 		s         string
 		start     time.Time
@@ -25,10 +25,10 @@ func TestParseDue(t *testing.T) {
 		{"let's get dinner next week", day(12, 7), day(12, 14), "week"},
 		{"this weekend?", day(12, 5), day(12, 7), "weekend"},
 		{"see you next friday", day(12, 11), day(12, 12), "day"},
-		{"see you monday? no, on mon", day(12, 7), day(12, 8), "day"}, // said on a Monday
-		{"in january", time.Date(2027, 1, 1, 0, 0, 0, 0, pst), time.Date(2027, 2, 1, 0, 0, 0, 0, pst), "month"},
+		{"see you monday? no, on mon", day(12, 7), day(12, 8), "day"},                                           // said on a Monday
+		{"in january", time.Date(2027, 1, 1, 0, 0, 0, 0, pst), time.Date(2027, 2, 1, 0, 0, 0, 0, pst), "month"}, // literal date: calendar arithmetic
 		{"today at 5", at(11, 30, 17, 0), at(11, 30, 18, 0), "time"},
-		{"jan 19–22, staying near union square", time.Date(2027, 1, 19, 0, 0, 0, 0, pst), time.Date(2027, 1, 23, 0, 0, 0, 0, pst), "days"},
+		{"jan 19–22, staying near union square", time.Date(2027, 1, 19, 0, 0, 0, 0, pst), time.Date(2027, 1, 23, 0, 0, 0, 0, pst), "days"}, // literal date: calendar arithmetic
 		{"pushed to dec 15", day(12, 15), day(12, 16), "day"},
 		{"due 12/15", day(12, 15), day(12, 16), "day"},
 		{"let's do the 20th", day(12, 20), day(12, 21), "day"},
@@ -37,8 +37,8 @@ func TestParseDue(t *testing.T) {
 		{"in an hour", ref.Add(time.Hour), ref.Add(2 * time.Hour), "time"},
 		{"call at 7:30pm", at(11, 30, 19, 30), at(11, 30, 20, 30), "time"},
 		{"by noon", at(11, 30, 12, 0), at(11, 30, 13, 0), "time"},
-		{"at 9", at(12, 1, 9, 0), at(12, 1, 10, 0), "time"}, // 9:00 has passed today
-		{"march 14–19", time.Date(2027, 3, 14, 0, 0, 0, 0, pst), time.Date(2027, 3, 20, 0, 0, 0, 0, pst), "days"},
+		{"at 9", at(12, 1, 9, 0), at(12, 1, 10, 0), "time"},                                                       // 9:00 has passed today
+		{"march 14–19", time.Date(2027, 3, 14, 0, 0, 0, 0, pst), time.Date(2027, 3, 20, 0, 0, 0, 0, pst), "days"}, // literal date: calendar arithmetic
 		{"by friday eod", day(12, 4), day(12, 5), "day"},
 	} {
 		t.Run(tc.s, func(t *testing.T) {

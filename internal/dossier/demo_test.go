@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 	"github.com/tidings-mcp/tidings/internal/testfixture"
 )
 
@@ -20,7 +21,7 @@ func TestDemoDossiers(t *testing.T) {
 		t.Skip("generates the demo data set")
 	}
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	r, res := testfixture.Demo(t, now)
 	convs, err := r.Conversations(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 var fillerTexts = []string{
@@ -28,7 +29,7 @@ var fillerTexts = []string{
 // fold keeps state for: quarters, topics pruning, sessions, commitments.
 func longHistory(n int, seed uint64) []Message {
 	r := rand.New(rand.NewPCG(seed, 7))
-	t := time.Date(2024, 12, 1, 15, 0, 0, 0, time.UTC)
+	t := testclock.Date(2024, 12, 1, 15, 0, 0, 0, time.UTC)
 	msgs := make([]Message, 0, n)
 	for i := 0; i < n; i++ {
 		gap := time.Duration(r.IntN(600)) * time.Minute
@@ -207,7 +208,7 @@ func TestEveryClaimCites(t *testing.T) {
 
 func TestReportBasics(t *testing.T) {
 	loc := time.FixedZone("PST", -8*3600)
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	at := func(ago time.Duration) time.Time { return now.Add(-ago) }
 	msgs := []Message{
 		{ID: "a", Time: at(40 * time.Hour), Text: "can you send me the slides by tomorrow?", Sender: "+1", ConversationID: "c"},
@@ -243,17 +244,17 @@ func TestTrend(t *testing.T) {
 				Message{ID: fmt.Sprintf("%s-%d-me", base.Format("0102"), i), Time: t0.Add(delay), FromMe: true, Text: "hi"})
 		}
 	}
-	add(time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC), time.Hour, 5)
-	add(time.Date(2026, 4, 6, 12, 0, 0, 0, time.UTC), 5*time.Minute, 5)
-	tr := Build(sam, msgs, Options{}).Report(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)).History.ResponseTrend
-	if tr.Direction != "faster" || tr.From != "2026-Q1" || tr.To != "2026-Q2" || tr.FromMedian != 3600 || tr.ToMedian != 300 {
+	add(testclock.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC), time.Hour, 5)
+	add(testclock.Date(2026, 4, 6, 12, 0, 0, 0, time.UTC), 5*time.Minute, 5)
+	tr := Build(sam, msgs, Options{}).Report(testclock.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)).History.ResponseTrend
+	if tr.Direction != "faster" || tr.From != fmt.Sprintf("%d-Q1", testclock.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC).Year()) || tr.To != fmt.Sprintf("%d-Q2", testclock.Date(2026, 4, 6, 12, 0, 0, 0, time.UTC).Year()) || tr.FromMedian != 3600 || tr.ToMedian != 300 {
 		t.Errorf("trend = %+v", tr)
 	}
 }
 
 func TestTopics(t *testing.T) {
 	var msgs []Message
-	t0 := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	t0 := testclock.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	for i, text := range []string{
 		"the lease renewal is due", "any news on the lease renewal?", "signed the lease renewal today",
 		"pottery class tonight", "lol", "see you", "pottery class was fun",

@@ -52,7 +52,7 @@ func newSynthBackup(t *testing.T) *synthBackup {
 	t.Helper()
 	b := &synthBackup{dir: t.TempDir(), attBytes: []byte("\x89PNG fake image bytes")}
 	writePlist(t, filepath.Join(b.dir, "Manifest.plist"), map[string]any{
-		"IsEncrypted": false, "Version": "10.0", "Date": time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC),
+		"IsEncrypted": false, "Version": "10.0", "Date": time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), // literal date: a plist value read back
 		"Lockdown": map[string]any{"DeviceName": "Test iPhone", "ProductVersion": "11.2"},
 	})
 	writePlist(t, filepath.Join(b.dir, "Status.plist"), map[string]any{"SnapshotState": "finished", "IsFullBackup": true})
@@ -135,7 +135,7 @@ func TestBackup(t *testing.T) {
 	if b.AddressBookImages != "" {
 		t.Errorf("AddressBookImages = %q, want empty", b.AddressBookImages)
 	}
-	if b.DeviceName != "Test iPhone" || b.ProductVersion != "11.2" || !b.Date.Equal(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)) {
+	if b.DeviceName != "Test iPhone" || b.ProductVersion != "11.2" || !b.Date.Equal(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)) { // literal date: a plist value read back
 		t.Errorf("device info = %q %q %v", b.DeviceName, b.ProductVersion, b.Date)
 	}
 	if _, err := b.File(ctx, homeDomain, "Library/evil"); !errors.Is(err, ErrNotFound) {

@@ -12,6 +12,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 var (
@@ -39,7 +40,7 @@ func benchDatabase(b *testing.B) string {
 			return
 		}
 		_, benchErr = demo.Generate(context.Background(), demo.Options{Dir: dir, Messages: n, Seed: 1,
-			Now: time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)})
+			Now: testclock.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)})
 		benchDB = filepath.Join(dir, "chat.db")
 	})
 	if benchErr != nil {
@@ -89,7 +90,7 @@ func BenchmarkChanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	since := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	since := testclock.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := r.Changed(ctx, since, func(model.Message) error { return nil }); err != nil {

@@ -28,7 +28,7 @@ var (
 )
 
 // base is the time of the first fixture message; later ones add minutes.
-var base = time.Date(2024, 3, 5, 14, 30, 0, 0, time.UTC)
+var base = time.Date(2024, 3, 5, 14, 30, 0, 0, time.UTC) // literal date: fixture rows read back, no clock
 
 func at(min int) time.Time { return base.Add(time.Duration(min) * time.Minute) }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // TestDateFilterOnlyForTimeWindows: a date in a query becomes a hard filter
@@ -17,7 +18,10 @@ import (
 // "dinner on Friday") is searched as words; a relative one ("dinner last
 // week") ranks messages of that window higher without hiding the others.
 func TestDateFilterOnlyForTimeWindows(t *testing.T) {
-	ix := searchIndex(t, Options{}) // now = 2026-11-30 12:00 UTC, a Monday
+	// Calendar arithmetic checked against literal dates: the index and its
+	// corpus are pinned to calendarNow, a literal Monday (internal/testclock
+	// does not move it).
+	ix := searchIndex(t, Options{Now: calendarNow})
 	d := func(s string) time.Time {
 		if s == "" {
 			return time.Time{}
@@ -99,7 +103,7 @@ func sfCorpus() *fakeDB {
 	add("sf2", "", testNow.AddDate(0, 0, -5).Add(5*time.Hour), "Yes!! would love that, send me your dates")
 	add("sf3", "+493023125467", testNow.AddDate(0, 0, -4), "Jan 19-22, staying near Union Square")
 	db.add(model.Message{ID: "jan1", ConversationIDs: []string{"iMessage;-;zoe@example.com"}, Sender: "zoe@example.com",
-		Time: time.Date(2026, 1, 14, 10, 0, 0, 0, time.UTC), Text: "Happy new year! Conference room booked for the offsite"})
+		Time: testclock.Date(2026, 1, 14, 10, 0, 0, 0, time.UTC), Text: "Happy new year! Conference room booked for the offsite"})
 	return db
 }
 

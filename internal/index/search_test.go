@@ -18,8 +18,20 @@ func searchIndex(t *testing.T, opts Options) *Index {
 		opts.Embedder = &hashEmbedder{id: "hash/v1", dim: 64, syn: map[string]string{"money": "owe", "cash": "owe", "tix": "tickets"}}
 	}
 	ix := openTest(t, t.TempDir(), opts)
+	if opts.Now != nil {
+		// A test that pins its own clock gets the corpus at that clock.
+		mustSync(t, ix, smallCorpusAt(opts.Now()).source(opts.Now))
+		return ix
+	}
 	mustSync(t, ix, smallCorpus().source(nil))
 	return ix
+}
+
+// calendarNow is the literal clock of the tests of calendar arithmetic
+// (month and week boundaries checked against literal expectations): they
+// pin the index and the corpus to it, so nothing meets the real clock.
+func calendarNow() time.Time {
+	return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // literal date: calendar arithmetic, a Monday ending a month
 }
 
 func TestFulltextNaturalQueries(t *testing.T) {
@@ -59,7 +71,7 @@ func TestFulltextNaturalQueries(t *testing.T) {
 }
 
 func TestRelativeDates(t *testing.T) {
-	ix := searchIndex(t, Options{}) // now = 2026-11-30 12:00 UTC, a Monday
+	ix := searchIndex(t, Options{Now: calendarNow})
 	// Asked as a time window: a hard filter.
 	for _, c := range []struct {
 		q    string
@@ -125,7 +137,7 @@ func TestRelativeDates(t *testing.T) {
 }
 
 func TestExtractDates(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // Monday
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // Monday; literal date: calendar arithmetic against literal dates, clock pinned
 	d := func(s string) time.Time { t, _ := time.Parse("2006-01-02", s); return t }
 	for _, c := range []struct {
 		in       string

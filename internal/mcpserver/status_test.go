@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 type fakeIndex struct {
@@ -47,7 +48,7 @@ func callStatus(t *testing.T, deps *Deps, f Filters) StatusOutput {
 }
 
 func TestGetStatusEmptyDemo(t *testing.T) {
-	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	cfg := &config.Config{NowRaw: now.Format(time.RFC3339), Now: func() time.Time { return now }}
 	deps := &Deps{Config: cfg, Version: "1.2.3", Transport: "stdio",
 		DataSet: DataSet{Kind: "demo", Empty: true, Note: "the demo data set is empty"}}
@@ -58,7 +59,7 @@ func TestGetStatusEmptyDemo(t *testing.T) {
 	if !st.DataSet.Empty || st.DataSet.Kind != "demo" || st.DataSet.Note == "" {
 		t.Errorf("data_set = %+v", st.DataSet)
 	}
-	if st.Now != "2026-11-30T09:00:00Z" || st.ClockNote == "" {
+	if st.Now != testclock.Text(time.RFC3339, "2026-11-30T09:00:00Z") || st.ClockNote == "" {
 		t.Errorf("now = %q note %q", st.Now, st.ClockNote)
 	}
 	if strings.Join(st.Protocol.Modern, ",") != "2026-07-28" || len(st.Protocol.Legacy) != 4 {
@@ -83,7 +84,7 @@ func TestGetStatusProviders(t *testing.T) {
 	chat := filepath.Join(dir, "chat.db")
 	os.WriteFile(chat, []byte("x"), 0o600)
 	cfg := &config.Config{IMessage: chat, AndroidXML: []string{filepath.Join(dir, "missing.xml")}, Now: time.Now}
-	last := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	last := testclock.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	deps := &Deps{Config: cfg,
 		Index: fakeIndex{st: IndexStatus{State: "ready", Messages: 42, LastSync: &last}},
 		Checks: func(context.Context) []CheckResult {

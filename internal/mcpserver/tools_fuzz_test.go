@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // FuzzParseTimestamp: before_timestamp is model input. Parsing never
@@ -14,7 +16,7 @@ func FuzzParseTimestamp(f *testing.F) {
 	for _, s := range []string{"2026-11-30T09:00:00-08:00", "2026-11-30", "9999-12-31", "nan", "1e308", "-1", "2026-13-45", "2026-11-30T25:00:00Z", strings.Repeat("9", 200)} {
 		f.Add(s)
 	}
-	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.FixedZone("PST", -8*3600))
+	now := testclock.Date(2026, 11, 30, 9, 0, 0, 0, time.FixedZone("PST", -8*3600))
 	f.Fuzz(func(t *testing.T, s string) {
 		ts, err := ParseTimestamp(s, now)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/policy"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 const (
@@ -78,7 +79,7 @@ func TestSendHappyPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Sent{To: alex, ResolvedName: "Alex Example", Service: ServiceIMessage, TextLength: 18, SentAt: "2026-11-30T09:00:05"}
+	want := Sent{To: alex, ResolvedName: "Alex Example", Service: ServiceIMessage, TextLength: 18, SentAt: testclock.Text(time.DateOnly+"T"+time.TimeOnly, "2026-11-30T09:00:05")}
 	if out.Sent != want {
 		t.Fatalf("sent = %+v, want %+v", out.Sent, want)
 	}
@@ -394,7 +395,7 @@ func TestRateLimitPersists(t *testing.T) {
 	// the first send)...
 	_, err = h.g.Preview(context.Background(), PreviewRequest{To: alex, Text: "message d"})
 	wantCode(t, err, CodeRateLimited)
-	if !strings.Contains(err.Error(), "2026-11-30T10:00:00") {
+	if !strings.Contains(err.Error(), testclock.Text(time.DateOnly+"T"+time.TimeOnly, "2026-11-30T10:00:00")) {
 		t.Errorf("refusal %q does not say when the next send is possible", err)
 	}
 	// ...also by a restarted gate, which reads the audit log back.
@@ -562,7 +563,7 @@ func TestAuditLog(t *testing.T) {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
 		events = append(events, e.Event+":"+e.Outcome)
-		if e.Time != "2026-11-30T09:00:00Z" {
+		if e.Time != testclock.Text(time.RFC3339, "2026-11-30T09:00:00Z") {
 			t.Errorf("time %q does not come from the gate's clock", e.Time)
 		}
 		if e.Event != EventPreview || e.Outcome != "refused" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/policy"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // clock is a settable test clock.
@@ -21,7 +22,7 @@ type clock struct {
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)} }
+func newClock() *clock { return &clock{t: testclock.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)} }
 
 func (c *clock) Now() time.Time {
 	c.mu.Lock()

@@ -3,6 +3,8 @@ package testfixture
 import (
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 func TestParseAgo(t *testing.T) {
@@ -39,7 +41,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates the demo data set")
 	}
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	r, res := Demo(t, now)
 	if res.Messages < DemoMessages() || len(res.Stories) == 0 || res.Contacts == "" {
 		t.Fatalf("demo result: %d messages, %d stories, contacts %q", res.Messages, len(res.Stories), res.Contacts)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // BenchmarkClassifyAll classifies 5,000 threads (the labelled set,
@@ -32,7 +34,7 @@ func BenchmarkClassifyAll(b *testing.B) {
 // BenchmarkResponseStats measures a year of a busy conversation (20,000
 // messages).
 func BenchmarkResponseStats(b *testing.B) {
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	msgs := make([]Message, 20000)
 	for i := range msgs {
 		msgs[i] = Message{ID: fmt.Sprint(i), Time: now.Add(-time.Duration(20000-i) * 25 * time.Minute), FromMe: (i/3)%2 == 0, Text: "x"}

@@ -11,6 +11,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 	"github.com/tidings-mcp/tidings/internal/testfixture"
 )
 
@@ -91,7 +92,7 @@ func TestDemoStories(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates the demo data set")
 	}
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	const days = 7
 	threads, res := demoThreads(t, now, now.AddDate(0, 0, -30))
 	owner := Owner{Handles: []string{demo.Owner.Phone, demo.Owner.Email}, Names: []string{demo.Owner.First}}

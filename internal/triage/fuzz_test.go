@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // FuzzClassify feeds arbitrary bodies (message text is untrusted) through
@@ -20,7 +21,7 @@ func FuzzClassify(f *testing.F) {
 		f.Add(s, false)
 		f.Add(s, true)
 	}
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, text string, group bool) {
 		th := Thread{ChatID: "+14155550134", Kind: model.KindDirect, Participants: []Participant{{Handle: "+14155550134", Name: "Sam Rivera"}}}
 		if group {

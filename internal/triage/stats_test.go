@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 func TestHumanSeconds(t *testing.T) {
@@ -53,7 +54,7 @@ func conv(t0 time.Time, steps ...any) []Message {
 }
 
 func TestResponseStats(t *testing.T) {
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	t0 := now.Add(-10 * time.Hour)
 	ptr := func(v int64) *int64 { return &v }
 	type want struct {
@@ -135,7 +136,7 @@ func deref(p *int64) any {
 
 func TestResponseStatsUnsortedInput(t *testing.T) {
 	// Two conversations of one person merged out of order.
-	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	msgs := conv(now.Add(-time.Hour), 0, "in", 10, "me")
 	msgs[0], msgs[1] = msgs[1], msgs[0]
 	got := ResponseStats(msgs, now, 24)
@@ -148,7 +149,7 @@ func TestResponseStatsUnsortedInput(t *testing.T) {
 }
 
 func TestReplyTrackerBothSides(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t0 := testclock.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var tr ReplyTracker
 	var mine, theirs []int64
 	for _, m := range conv(t0, 0, "me", 30, "in", 31, "in", 40, "me", 100, "in") {

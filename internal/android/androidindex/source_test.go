@@ -14,6 +14,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 const region = "US"
@@ -29,7 +30,7 @@ func normalize(h string) string {
 
 func openIndex(t *testing.T) *index.Index {
 	t.Helper()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := testclock.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	ix, err := index.Open(context.Background(), filepath.Join(t.TempDir(), "ix", "index.db"),
 		index.Options{NormalizeHandle: normalize, Now: func() time.Time { return now }, Location: time.UTC})
 	if err != nil {
@@ -366,7 +367,7 @@ func TestSamePersonAcrossSources(t *testing.T) {
 	src := New([]string{fixture("full.xml")}, region)
 	androidCards := mustContacts(t, src)
 	card := model.Contact{Source: "vcard", ID: "alice-uid", First: "Alice", Last: "Martin", Phones: []string{"415.555.0123"},
-		Emails: []string{"alice@example.com"}, Modified: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		Emails: []string{"alice@example.com"}, Modified: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} // literal date: a contact modification date, no clock
 	book, err := contacts.NewBook(append(slices.Clone(androidCards), card), region)
 	if err != nil {
 		t.Fatal(err)

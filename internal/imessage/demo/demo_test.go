@@ -21,9 +21,10 @@ import (
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
-var testNow = time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+var testNow = testclock.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
 
 // generated caches one data set per (n, seed) for the tests that only read.
 var generated = map[string]string{}

@@ -23,10 +23,11 @@ import (
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/service"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // Now is the pinned clock of every data set.
-var Now = time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+var Now = testclock.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
 
 // Zone is the owner's time zone in results (the demo's PST).
 var Zone = time.FixedZone("PST", -8*3600)
