@@ -31,8 +31,12 @@ var indexRedactor = redact.Default()
 // holds a digit (ASCII or full-width, which the redactor reads as ASCII)
 // or is a key-like token without one (a vendor token such as "ghp_…" or
 // "hf_…", a private key block's base64): a run of at least keyRunMin
-// letters, digits and "_-+/=". A text with neither is skipped.
-// TestSecretsNeedDigits checks this over the redactor's evaluation corpus.
+// letters, digits and "_-+/=". A text with neither is skipped. Separators
+// do not matter here: a card written with en dashes, Unicode spaces or a
+// line break between its groups, or a code spaced out digit by digit, still
+// holds digits (docs/redaction.md, "Separators").
+// TestSecretsNeedDigits checks this over the redactor's evaluation corpus,
+// TestSecretSpellingsBlanked over those spellings.
 func mayHoldSecret(s string) bool {
 	run := 0
 	for i := 0; i < len(s); i++ {

@@ -270,3 +270,35 @@ func TestSecretsNeedDigits(t *testing.T) {
 		t.Fatalf("only %d findings in the corpus", n)
 	}
 }
+
+// TestSecretSpellingsBlanked: the pre-check admits, and the index blanks,
+// the real-world spellings the redactor reads through (docs/redaction.md,
+// "Separators"): typographic dashes, Unicode spaces, doubled spaces, mixed
+// separators, a line break, digit pairs, spaced-out codes.
+func TestSecretSpellingsBlanked(t *testing.T) {
+	for _, tc := range []struct{ text, secret string }{
+		{"card 4111–1111–1111–1111 ok", "4111–1111–1111–1111"},
+		{"card 4111—1111—1111—1111 ok", "4111—1111—1111—1111"},
+		{"card 4111/1111/1111/1111 ok", "4111/1111/1111/1111"},
+		{"card 4539  5260  1815  9083 ok", "4539  5260  1815  9083"},
+		{"card 4111-1111 1111.1111 ok", "4111-1111 1111.1111"},
+		{"card 4111 1111\n1111 1111 ok", "4111 1111\n1111 1111"},
+		{"card 41 11 11 11 11 11 11 11 ok", "41 11 11 11 11 11 11 11"},
+		{"card 4539\u20095260\u20091815\u20099083 ok", "4539\u20095260\u20091815\u20099083"},
+		{"card 4111−1111−1111−1111 ok", "4111−1111−1111−1111"},
+		{"ssn 536–22–1847 ok", "536–22–1847"},
+		{"your code is 1 2 3 4 5 6", "1 2 3 4 5 6"},
+	} {
+		if !mayHoldSecret(tc.text) {
+			t.Errorf("pre-check skips %q", tc.text)
+		}
+		got := indexedText(tc.text, nil)
+		want := strings.Replace(tc.text, tc.secret, strings.Repeat(" ", len(tc.secret)), 1)
+		if got != want {
+			t.Errorf("indexedText(%q) = %q, want %q", tc.text, got, want)
+		}
+		if got := blankSecrets(tc.text); got != want {
+			t.Errorf("blankSecrets(%q) = %q, want %q", tc.text, got, want)
+		}
+	}
+}

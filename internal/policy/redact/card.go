@@ -4,15 +4,24 @@ import "regexp"
 
 // Card numbers.
 //
-// A candidate is a sequence of digit groups joined by single spaces, dots or
-// dashes (one kind of separator per number), or one contiguous run, with
-// 13–19 digits in all. Grouped numbers start with a group of 4–6 digits and
-// continue with groups of 3–6 (4-4-4-4, 4-6-5, 4-6-4, 4-4-4-4-3). The
-// number must start with an issuer prefix in use for payment cards (2, 3,
-// 4, 5 or 6 with the narrower ranges below) and pass the Luhn checksum;
+// A candidate is a sequence of digit groups joined by single separators —
+// space, dot, dash, slash, or one line break — or one contiguous run, with
+// 13–19 digits in all. Separators may be mixed ("4111-1111 1111.1111"), and
+// prepare has already turned every Unicode dash and space into its ASCII
+// form and collapsed doubled spaces between digits (docs/redaction.md,
+// "Separators"); a number holds at most one line break, so a list of
+// four-digit numbers one per line is not a card. Grouped numbers start with
+// a group of 4–6 digits and continue with groups of 3–6 (4-4-4-4, 4-6-5,
+// 4-6-4, 4-4-4-4-3), or are all digit pairs ("41 11 11 11 11 11 11 11").
+// The number must start with an issuer prefix in use for payment cards (2,
+// 3, 4, 5 or 6 with the narrower ranges below) and pass the Luhn checksum;
 // numbers right after a label that names them as something else (order,
 // tracking, IMEI, invoice, serial …) are left alone. Sequences longer than a
-// card (a card followed by its CVV or expiry) are tried from their start.
+// card (a card followed by its CVV or expiry, a phone number followed by a
+// card) are tried from their start, after each card found, and from every
+// point where the separator changes. Every other occurrence of a found
+// card's digits, in any grouping, is masked too, labelled or not: a card
+// written once in full and once as an "order" is still a card.
 
 // cardNotLabels are labels that say a Luhn-valid number is not a card.
 var cardNotLabels = []string{
@@ -30,35 +39,84 @@ var cvvRe = regexp.MustCompile(`(?i)\b(?:cvv2?|cvc2?|csc|cvn)\b[\s:#=.-]{0,3}(?:
 func findCards(d *doc, cs []cand) []cand {
 	s := d.s
 	if d.ndigits >= 13 {
-		runs := d.runs
-		for i := 0; i < len(runs); {
-			// Grow the maximal sequence runs[i..j] joined by one separator kind.
-			j := i
-			var sep byte
-			for j+1 < len(runs) {
-				gap := runs[j+1].s - runs[j].e
-				if gap != 1 {
-					break
+		n0 := len(cs)
+		seqs := cardSequences(d)
+		for _, g := range seqs {
+			for k := 0; k < len(g); {
+				if c, ok := cardIn(d, g[k:]); ok {
+					cs = append(cs, c)
+					for k < len(g) && g[k].s < c.end {
+						k++
+					}
+					continue
 				}
-				c := s[runs[j].e]
-				if c != ' ' && c != '.' && c != '-' {
-					break
-				}
-				if sep != 0 && c != sep {
-					break
-				}
-				sep = c
-				j++
+				k = nextChainStart(s, g, k)
 			}
-			if c, ok := cardIn(d, runs[i:j+1]); ok {
-				cs = append(cs, c)
-			}
-			i = j + 1
+		}
+		if len(cs) > n0 {
+			cs = propagateCards(s, seqs, cs, n0)
 		}
 	}
 	if d.ndigits >= 3 && hasCVVLabel(d) {
 		for _, m := range cvvRe.FindAllStringSubmatchIndex(s, -1) {
 			cs = append(cs, cand{m[2], m[3], ClassCard, prioCard})
+		}
+	}
+	return cs
+}
+
+// cardSep reports the separators that join the digit groups of a card.
+func cardSep(c byte) bool { return c == ' ' || c == '.' || c == '-' || c == '/' || c == '\n' }
+
+// cardSequences returns the maximal sequences of digit runs of d joined by
+// one separator each.
+func cardSequences(d *doc) [][]span {
+	s, runs := d.s, d.runs
+	var out [][]span
+	for i := 0; i < len(runs); {
+		j := i
+		for j+1 < len(runs) && runs[j+1].s-runs[j].e == 1 && cardSep(s[runs[j].e]) {
+			j++
+		}
+		out = append(out, runs[i:j+1])
+		i = j + 1
+	}
+	return out
+}
+
+// nextChainStart returns the index of the first group after the stretch
+// of g that starts at k and uses one separator kind.
+func nextChainStart(s string, g []span, k int) int {
+	j := k
+	var sep byte
+	for j+1 < len(g) {
+		c := s[g[j].e]
+		if sep != 0 && c != sep {
+			break
+		}
+		sep = c
+		j++
+	}
+	return j + 1
+}
+
+// propagateCards adds every occurrence, in any grouping within a sequence,
+// of the card numbers in cs[from:].
+func propagateCards(s string, seqs [][]span, cs []cand, from int) []cand {
+	var cards []string
+	for _, c := range cs[from:] {
+		cards = append(cards, digitsOf(s[c.start:c.end]))
+	}
+	for _, g := range seqs {
+		for k := range g {
+			var b []byte
+			for m := k; m < len(g) && len(b) < 19; m++ {
+				b = append(b, s[g[m].s:g[m].e]...)
+				if len(b) < 13 || !oneOf(string(b), cards...) {
+					continue
+				}
+				cs = append(cs, cand{g[k].s, g[m].e, ClassCard, prioCard})
+			}
 		}
 	}
 	return cs
@@ -80,10 +138,13 @@ func cardIn(d *doc, g []span) (cand, bool) {
 	if start > 1 && (s[start-1] == '.' || s[start-1] == ',') && isDigit(s[start-2]) {
 		return cand{}, false
 	}
-	total := 0
+	total, breaks := 0, 0
 	for k := range g {
 		total += g[k].e - g[k].s
-		if total > 19 {
+		if k > 0 && s[g[k].s-1] == '\n' {
+			breaks++
+		}
+		if total > 19 || breaks > 1 {
 			break
 		}
 		if total < 13 {
@@ -110,6 +171,16 @@ func cardIn(d *doc, g []span) (cand, bool) {
 
 func cardGroupsOK(g []span) bool {
 	if len(g) == 1 {
+		return true
+	}
+	pairs := true
+	for _, r := range g {
+		if r.e-r.s != 2 {
+			pairs = false
+			break
+		}
+	}
+	if pairs {
 		return true
 	}
 	for k, r := range g {

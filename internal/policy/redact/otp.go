@@ -11,9 +11,12 @@ import (
 //
 // A code is a standalone 4–8 digit number, two groups of three or four
 // digits joined by a dash ("381-207", "9132-8845"), or two groups of three
-// joined by a space ("512 774"). Numbers glued to letters, parts of longer
-// numbers (phone numbers, dates, times, prices) and 1–3 digit numbers are
-// never codes.
+// or four joined by a space ("512 774"). Numbers glued to letters, parts of
+// longer numbers (phone numbers, dates, times, prices) and 1–3 digit numbers
+// are never codes. A spaced code — 4–8 digits written as groups of one or
+// two joined by single spaces ("1 2 3 4 5 6", "48 29 13") — is a code only
+// when a keyword binds it tightly ("your code is 1 2 3 4 5 6"): spaced
+// digits are otherwise counts, phone numbers and lists.
 //
 // Keyword binding. A keyword is any word ending in "code" (code,
 // passcode, Bestätigungscode, verificatiecode), "código", "codice", "kod",
@@ -208,7 +211,7 @@ var (
 )
 
 // codeShaped reports a code in one of the bare-code sentence shapes.
-func codeShaped(s, l string, t span) bool {
+func codeShaped(s, l string, t token) bool {
 	for i := t.s; i < t.e; i++ {
 		if !isDigit(s[i]) {
 			return false
@@ -270,10 +273,17 @@ func wordBeforeSpaces(l string, pos int) (string, int) {
 
 var brandPrefixRe = regexp.MustCompile(`^\s*(?:<#>\s*)?(?:\pL[\pL\pN&'’.]*(?:\s[\pL\pN&'’.]+){0,2}\s*[:\-–—]\s*)?$`)
 
+// token is a number with a code's shape. A spaced token ("1 2 3 4 5 6")
+// binds only tightly after a keyword.
+type token struct {
+	span
+	spaced bool
+}
+
 // codeTokens lists the numbers of d that have a code's shape.
-func codeTokens(d *doc) []span {
+func codeTokens(d *doc) []token {
 	s, runs := d.s, d.runs
-	var out []span
+	var out []token
 	// spaced reports a digit group one space away (a phone number, a card,
 	// a spaced account number): such groups are codes only as a pair.
 	spacedBefore := func(p int) bool { return p >= 2 && s[p-1] == ' ' && isDigit(s[p-2]) }
@@ -296,7 +306,21 @@ func codeTokens(d *doc) []span {
 		switch {
 		case j == i && !spacedAfter(first.e):
 			if n >= 4 && n <= 8 {
-				out = append(out, span{first.s, first.e})
+				out = append(out, token{span: span{first.s, first.e}})
+			}
+		case j == i && n <= 2:
+			// "1 2 3 4 5 6", "48 29 13": groups of one length joined by
+			// single spaces, 4–8 digits, nothing else attached.
+			k := i
+			for k+1 < len(runs) && runs[k+1].s == runs[k].e+1 && s[runs[k].e] == ' ' && runs[k+1].e-runs[k+1].s == n {
+				k++
+			}
+			last := runs[k]
+			if total := n * (k - i + 1); k > i && total >= 4 && total <= 8 && !spacedAfter(last.e) &&
+				!joinedAfterNum(last.e) && standaloneCode(s, first.s, last.e) {
+				out = append(out, token{span: span{first.s, last.e}, spaced: true})
+				i = k + 1
+				continue
 			}
 		case j == i:
 			// "512 774", "8812 4401": two equal groups of three or four
@@ -304,7 +328,7 @@ func codeTokens(d *doc) []span {
 			if i+1 < len(runs) && (n == 3 || n == 4) {
 				nx := runs[i+1]
 				if nx.s == first.e+1 && nx.e-nx.s == n && !joinedAfterNum(nx.e) && standaloneCode(s, first.s, nx.e) {
-					out = append(out, span{first.s, nx.e})
+					out = append(out, token{span: span{first.s, nx.e}})
 					i += 2
 					continue
 				}
@@ -312,7 +336,7 @@ func codeTokens(d *doc) []span {
 		case j == i+1 && s[first.e] == '-' && !spacedAfter(last.e):
 			a, b := n, last.e-last.s
 			if (a == 3 && b == 3) || (a == 4 && b == 4) {
-				out = append(out, span{first.s, last.e})
+				out = append(out, token{span: span{first.s, last.e}})
 			}
 		}
 		i = j + 1
@@ -374,7 +398,7 @@ func findCodes(d *doc, shortCode bool, cs []cand) []cand {
 	}
 	if shortCode {
 		for k, t := range toks {
-			if yearLike(s[t.s:t.e]) {
+			if t.spaced || yearLike(s[t.s:t.e]) {
 				continue
 			}
 			if brandPrefixRe.MatchString(s[:t.s]) && codeStandsAlone(l, t.e) {
@@ -432,7 +456,7 @@ func tightBetween(between string) bool {
 	return oneOf(strings.ToLower(r[i:]), linking...)
 }
 
-func bindForward(s string, toks []span, ke int) (int, bool) {
+func bindForward(s string, toks []token, ke int) (int, bool) {
 	for k, t := range toks {
 		if t.s < ke {
 			continue
@@ -443,6 +467,10 @@ func bindForward(s string, toks []span, ke int) (int, bool) {
 		}
 		if tightBetween(between) {
 			return k, true
+		}
+		if t.spaced {
+			// Not bound tightly: plain digits, as if it were no token.
+			continue
 		}
 		if !hasDigit(between) && len(between) <= 40 && !strings.ContainsRune(between, '\n') && weakOK(s, t) {
 			return k, true
@@ -488,11 +516,16 @@ func bindAlnum(s string, ke int) (int, int, bool) {
 	return a, b, true
 }
 
-func bindBackward(s, l string, toks []span, ks int) (int, bool) {
+func bindBackward(s, l string, toks []token, ks int) (int, bool) {
 	for k := len(toks) - 1; k >= 0; k-- {
 		t := toks[k]
 		if t.e > ks {
 			continue
+		}
+		if t.spaced {
+			// Spaced codes bind only forward; digits between a code and
+			// its keyword end the search.
+			return 0, false
 		}
 		between := s[t.e:ks]
 		if len(between) > 40 || hasDigit(between) || strings.ContainsRune(between, '\n') || sentenceBreak(between) {
@@ -510,7 +543,7 @@ func bindBackward(s, l string, toks []span, ks int) (int, bool) {
 
 // weakOK rejects loosely bound numbers that look like something else: a
 // year, an amount, a measurement, a time or a "#" reference.
-func weakOK(s string, t span) bool {
+func weakOK(s string, t token) bool {
 	v := s[t.s:t.e]
 	if yearLike(v) {
 		return false

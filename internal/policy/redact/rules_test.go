@@ -151,6 +151,7 @@ func TestRuleCard(t *testing.T) {
 		{text: "4242424242424242 12/28 123", want: []string{"4242424242424242"}},
 		{text: "4111 1111 1111 1111 123 is the cvv", want: []string{"4111 1111 1111 1111"}},
 		{text: "cvc: 0737", want: []string{"0737"}},
+		{text: "4111 1111-1111 1111", want: []string{"4111 1111-1111 1111"}}, // mixed separators (docs/redaction.md, "Separators")
 	}, []string{
 		"Order number 4111 1111 1111 1112 is confirmed",     // fails Luhn
 		"Confirmation number 4539876512340987",              // fails Luhn
@@ -164,7 +165,6 @@ func TestRuleCard(t *testing.T) {
 		"Tracking: 1Z999AA10123456784",                      // letters
 		"Call (415) 555-0132 or +1 415 555 0199",            // phone numbers
 		"The total population is 8,336,817",                 // grouped amount
-		"4111 1111-1111 1111",                               // mixed separators
 		"41 1111 1111 1111 11",                              // first group too short
 		"$4,111,111,111,111,111.00",                         // money
 		"ISBN 978-0-306-40615-7",                            // ISBN

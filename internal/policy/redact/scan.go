@@ -55,13 +55,25 @@ func (b *backMap) span(s, e int) (int, int) {
 // prepare normalizes text for matching and indexes its digits.
 //
 // Normalization undoes tricks and typography that would otherwise hide a
-// value from the rules while leaving it readable: format characters that
-// render as nothing (zero-width spaces and joiners, soft hyphens, bidi
-// marks, tag characters; sanitization removes them later, which would
-// reassemble a number split by them) are dropped, Unicode spaces used as
-// digit-group separators (no-break, thin, figure, narrow no-break) become
-// ASCII spaces, and full-width digits become ASCII digits. Offsets are
-// mapped back to text through the returned backMap.
+// value from the rules while leaving it readable (docs/redaction.md,
+// "Hidden and typographic characters" and "Separators"); it is the one
+// place separators are normalized, so every rule sees the same text:
+//   - format characters that render as nothing (zero-width spaces and
+//     joiners, soft hyphens, bidi marks, tag characters) are dropped:
+//     sanitization removes them later, which would reassemble a number
+//     split by them;
+//   - every Unicode space (class Zs: no-break, thin, figure, ideographic …)
+//     and the ASCII tab, vertical tab and form feed become an ASCII space;
+//   - every Unicode dash (class Pd: en and em dashes, U+2010 hyphen,
+//     non-breaking hyphen, full-width hyphen-minus …) and the minus sign
+//     U+2212 become an ASCII hyphen-minus;
+//   - full-width digits become ASCII digits;
+//   - between two digits, a run of blanks holding no line break ("4111  1111")
+//     becomes one space, and a run holding exactly one line break ("4111
+//     1111 \r\n1111") becomes one "\n"; two or more line breaks are a new
+//     paragraph and stay as they are.
+//
+// Offsets are mapped back to text through the returned backMap.
 func prepare(text string) (*doc, *backMap) {
 	d := &doc{s: text}
 	var back *backMap
@@ -152,18 +164,58 @@ func invisible(r rune) bool {
 	return false
 }
 
-// spaceLike reports Unicode spaces that typography uses between digit groups.
+// spaceLike reports spaces other than the ASCII space: every Unicode space
+// separator (Zs) and the ASCII tab, vertical tab and form feed.
 func spaceLike(r rune) bool {
-	return r == 0x00A0 || r == 0x202F || r == 0x3000 || (r >= 0x2000 && r <= 0x200A)
+	if r < utf8.RuneSelf {
+		return r == '\t' || r == '\v' || r == '\f'
+	}
+	return unicode.Is(unicode.Zs, r)
 }
 
+// dashLike reports dashes other than the ASCII hyphen-minus: every Unicode
+// dash punctuation character (Pd) and the minus sign U+2212.
+func dashLike(r rune) bool {
+	return r >= utf8.RuneSelf && (r == 0x2212 || unicode.Is(unicode.Pd, r))
+}
+
+// fullwidthDigit reports U+FF10–U+FF19 FULLWIDTH DIGIT ZERO…NINE.
+func fullwidthDigit(r rune) bool { return r >= 0xFF10 && r <= 0xFF19 }
+
+// lineBreaks returns how many line breaks the blank r is (a paragraph
+// separator counts as two), and whether r is a blank at all: a space, a
+// tab or a line break.
+func lineBreaks(r rune) (int, bool) {
+	switch {
+	case r == ' ' || spaceLike(r):
+		return 0, true
+	case r == '\n' || r == '\r' || r == 0x85 || r == 0x2028:
+		return 1, true
+	case r == 0x2029:
+		return 2, true
+	}
+	return 0, false
+}
+
+// needsNormalize reports whether normalize would change text. It is a
+// cheap scan: ASCII text needs it only for tabs, carriage returns and two
+// blanks in a row after a digit.
 func needsNormalize(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < utf8.RuneSelf {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '\t', '\v', '\f', '\r':
+				return true
+			case ' ', '\n':
+				if i > 0 && isDigit(s[i-1]) && i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\n') {
+					return true
+				}
+			}
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if invisible(r) || spaceLike(r) || (r >= 0xFF10 && r <= 0xFF19) {
+		if invisible(r) || spaceLike(r) || dashLike(r) || fullwidthDigit(r) || r == 0x85 || r == 0x2028 || r == 0x2029 {
 			return true
 		}
 		i += w - 1
@@ -175,19 +227,29 @@ func normalize(text string) (string, backMap) {
 	var b strings.Builder
 	b.Grow(len(text))
 	bm := backMap{n: len(text), start: make([]int, 0, len(text)), end: make([]int, 0, len(text))}
+	one := func(c byte, i, j int) {
+		b.WriteByte(c)
+		bm.start = append(bm.start, i)
+		bm.end = append(bm.end, j)
+	}
 	for i := 0; i < len(text); {
 		r, w := utf8.DecodeRuneInString(text[i:])
+		if _, blank := lineBreaks(r); blank && b.Len() > 0 && isDigit(b.String()[b.Len()-1]) {
+			if j, sep, ok := digitGap(text, i); ok {
+				one(sep, i, j)
+				i = j
+				continue
+			}
+		}
 		switch {
 		case invisible(r):
 			// dropped
 		case spaceLike(r):
-			b.WriteByte(' ')
-			bm.start = append(bm.start, i)
-			bm.end = append(bm.end, i+w)
-		case r >= 0xFF10 && r <= 0xFF19:
-			b.WriteByte(byte('0' + r - 0xFF10))
-			bm.start = append(bm.start, i)
-			bm.end = append(bm.end, i+w)
+			one(' ', i, i+w)
+		case dashLike(r):
+			one('-', i, i+w)
+		case fullwidthDigit(r):
+			one(byte('0'+r-0xFF10), i, i+w)
 		default:
 			b.WriteString(text[i : i+w])
 			for k := 0; k < w; k++ {
@@ -198,6 +260,36 @@ func normalize(text string) (string, backMap) {
 		i += w
 	}
 	return b.String(), bm
+}
+
+// digitGap looks at the blanks (and invisible characters) starting at i,
+// right after a digit. When a digit follows them and they hold at most one
+// line break ("\r\n" is one), it returns their end and the one separator
+// that stands for them: "\n" for a line break, else a space.
+func digitGap(text string, i int) (int, byte, bool) {
+	breaks, j := 0, i
+	for j < len(text) {
+		r, w := utf8.DecodeRuneInString(text[j:])
+		n, blank := lineBreaks(r)
+		if !blank && !invisible(r) {
+			break
+		}
+		if r == '\r' && strings.HasPrefix(text[j+w:], "\n") {
+			w++
+		}
+		breaks += n
+		j += w
+	}
+	if j == len(text) || breaks > 1 {
+		return 0, 0, false
+	}
+	if r, _ := utf8.DecodeRuneInString(text[j:]); !isDigit(text[j]) && !fullwidthDigit(r) {
+		return 0, 0, false
+	}
+	if breaks == 1 {
+		return j, '\n', true
+	}
+	return j, ' ', true
 }
 
 func lowerASCII(s string) string {
