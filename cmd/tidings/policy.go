@@ -91,16 +91,56 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 
 	switch verb {
 	case "block", "allow":
-		return policyAdd(m.Stdout, home, verb, pos, *comment)
+		err = policyAdd(m.Stdout, home, verb, pos, *comment)
 	case "unblock", "disallow":
-		return policyRemove(m.Stdout, home, verb, pos)
+		err = policyRemove(m.Stdout, home, verb, pos)
 	case "list":
 		if len(pos) != 0 {
 			return usageError{"policy list takes no arguments"}
 		}
 		return policyList(m.Stdout, home, *asJSON)
 	default: // mode
-		return policyMode(m.Stdout, home, pos)
+		if len(pos) == 0 {
+			return policyMode(m.Stdout, home, pos)
+		}
+		err = policyMode(m.Stdout, home, pos)
+	}
+	if err != nil {
+		return err
+	}
+	policyApplyNow(ctx, m, home)
+	return nil
+}
+
+// policyApplyNow purges, right after an edit, what the edited policy
+// hides from the index of the folder it governs, so a block takes effect
+// in the index at once, not at the next sync (docs/security.md, "Editing:
+// `tidings policy`"). A running server may hold the same index: both may
+// purge, which is safe (SQLite serialises the writes, and each purge
+// re-reads what another process changed). When the index cannot be opened
+// here the edit stands, the reads filter by it, and a server or the next
+// read purges; the command says so and succeeds.
+func policyApplyNow(ctx context.Context, m *Main, home string) {
+	getenv := func(k string) string {
+		if k == "TIDINGS_HOME" {
+			return home
+		}
+		return m.Getenv(k)
+	}
+	cfg, err := config.Bind(flag.NewFlagSet("policy", flag.ContinueOnError), "home").Load(getenv)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "note: the index was not purged now (%v); the next read or a running server will\n", err)
+		return
+	}
+	n, err := applyHomePolicy(ctx, cfg, getenv, newLogger(m.Stderr, cfg.LogLevel))
+	switch {
+	case errors.Is(err, errNoIndex):
+	case err != nil:
+		fmt.Fprintf(m.Stderr, "note: the index was not purged now (%v); the next read or a running server will\n", err)
+	case n > 0:
+		fmt.Fprintf(m.Stdout, "index: purged %d conversation(s) the policy now hides\n", n)
+	default:
+		fmt.Fprintln(m.Stdout, "index: checked against the new policy (nothing stored is hidden by it)")
 	}
 }
 

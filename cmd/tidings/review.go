@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +55,18 @@ func openQuery(ctx context.Context, m *Main, loader *config.Loader) (cfg *config
 	if err != nil {
 		ix.Close()
 		return nil, nil, nil, err
+	}
+	// The index is read-only here, so the query layer cannot purge. When
+	// the policy changed since the index was last checked against it (the
+	// files were edited by hand, or a block ran while the index could not
+	// be opened), the purge happens now, through a writable open, before
+	// anything is answered (docs/security.md, "Reload and fingerprint").
+	// If that fails the answer still hides the thread and answers its
+	// words like absent ones (internal/index/hidden.go).
+	if ok, err := svc.PolicyApplied(ctx); err == nil && !ok {
+		if _, err := applyHomePolicy(ctx, cfg, m.Getenv, logger); err != nil {
+			logger.Warn("read policy changed; the index could not be purged now", "err", err)
+		}
 	}
 	return cfg, svc, func() { closeSvc(); ix.Close() }, nil
 }
@@ -152,4 +168,27 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// errNoIndex is applyHomePolicy's answer when there is no index yet.
+var errNoIndex = errors.New("no index yet")
+
+// applyHomePolicy opens the home's index for writing and purges what the
+// read policy (person-aware, as the server applies it) hides, with the
+// dossiers it hides; it returns the number of threads purged.
+func applyHomePolicy(ctx context.Context, cfg *config.Config, getenv func(string) string, logger *slog.Logger) (int, error) {
+	if _, err := os.Stat(indexPath(cfg)); errors.Is(err, fs.ErrNotExist) {
+		return 0, errNoIndex
+	}
+	ix, err := openIndex(ctx, cfg, getenv, logger, false)
+	if err != nil {
+		return 0, err
+	}
+	defer ix.Close()
+	svc, done, err := newService(ctx, cfg, ix, logger, false)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	return svc.ApplyPolicy(ctx)
 }

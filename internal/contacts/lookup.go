@@ -172,7 +172,8 @@ func wordsMatch(qwords, words []string) bool {
 
 // Lookup finds the people whose full, first, last or nick name matches
 // query, ignoring case and diacritics: exact names first, then first/last
-// names, prefixes, word prefixes ("ang voss") and substrings. keep, when
+// names, prefixes, word prefixes ("ang voss") and substrings. A query that
+// is not a name (see queryShape) matches nobody. keep, when
 // non-nil, filters people (read policy) before the MaxMatches cut, so a
 // filtered result is never short of matches that were allowed.
 func (b *Book) Lookup(query string, keep func(Person) bool) (LookupResult, error) {
@@ -184,7 +185,17 @@ func (b *Book) Lookup(query string, keep func(Person) bool) (LookupResult, error
 	case utf8.RuneCountInString(query) > MaxQueryRunes:
 		return res, ErrLongQuery
 	}
-	qwords := splitWords(q)
+	named, plain := queryShape(q)
+	if !named {
+		return res, nil
+	}
+	// Word-by-word matching drops every character that is not part of a
+	// word, so it is for plain queries only; any other query matches a
+	// name only literally (exact, prefix, substring).
+	var qwords []string
+	if plain {
+		qwords = splitWords(q)
+	}
 	type cand struct {
 		m   Match
 		key string
@@ -310,6 +321,29 @@ func fold(s string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), " ")
+}
+
+// queryShape says what a folded name query is. named: it has a letter, a
+// digit or a symbol (an emoji nickname), so it can name someone; a query
+// of punctuation alone ("-", "'", "%", "_") is no name and matches nobody,
+// not every name that happens to contain it. plain: besides words it holds
+// only what names are written with (spaces, apostrophes, hyphens, periods,
+// commas), so splitting it into words loses nothing. `" OR ""="` is not
+// plain: word by word it would be "or" and select an "Ortega".
+func queryShape(q string) (named, plain bool) {
+	plain = true
+	for _, r := range q {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			named = true
+		case unicode.Is(unicode.So, r):
+			named, plain = true, false
+		case r == ' ' || r == '\'' || r == '-' || r == '.' || r == ',' || unicode.Is(unicode.Mn, r):
+		default:
+			plain = false
+		}
+	}
+	return named, plain
 }
 
 // splitWords splits a folded name into words at anything that is not a

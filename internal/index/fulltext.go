@@ -194,7 +194,8 @@ func (ix *Index) fulltext(ctx context.Context, pq *parsedQuery, f *filter, want 
 		}
 	}
 	ix.mem.mu.RLock()
-	avgdl := float64(ix.mem.totalLen) / float64(max(ix.mem.docs, 1))
+	docs, totalLen := pq.hid.docsOf(ix.mem)
+	avgdl := float64(totalLen) / float64(max(docs, 1))
 	var cands []ftCand
 	var err error
 	var capped []int

@@ -98,6 +98,13 @@ func (ix *Index) policyFingerprint() string {
 	return fp
 }
 
+// AppliedPolicy returns the fingerprint of the policy the stored rows were
+// last checked against ("" before the first check). A caller whose policy
+// has another fingerprint knows a purge is due (ApplyPolicy).
+func (ix *Index) AppliedPolicy(ctx context.Context) (string, error) {
+	return getMetaString(ctx, ix.rdb, policyFPKey)
+}
+
 // ApplyPolicy asks the Policy about every stored conversation and purges
 // the ones it now blocks (see Purge). The read-policy package calls it after
 // the user blocks a thread. When the policy's fingerprint changed since the

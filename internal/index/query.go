@@ -84,6 +84,9 @@ type parsedQuery struct {
 	// listOnly: the query names only a time window and/or people; Search
 	// lists their messages newest first.
 	listOnly bool
+	// hid is what messages no search may show add to the statistics
+	// (hidden.go): the words, variants and IDFs are those of the rest.
+	hid *hiddenTerms
 }
 
 // dateRange is a half-open interval [from, to).
@@ -542,14 +545,14 @@ const maxVariants = 64
 
 // expand finds the vocabulary terms a query word matches. Callers hold
 // mem.mu (write: the vocabulary may build its sorted views).
-func (v *vocab) expand(word string, prefix bool) []variant {
+func (v *vocab) expand(word string, prefix bool, hid *hiddenTerms) []variant {
 	var out []variant
 	seen := map[string]bool{}
 	addv := func(t string, k variantKind) {
 		if seen[t] {
 			return
 		}
-		if df, ok := v.df[t]; ok {
+		if df, ok := hid.dfOf(v, t); ok {
 			seen[t] = true
 			out = append(out, variant{t, k, df})
 		}
@@ -576,8 +579,8 @@ func (v *vocab) expand(word string, prefix bool) []variant {
 		}
 		var cands []variant
 		check := func(t string) bool {
-			if editDistanceWithin(word, t, k) {
-				cands = append(cands, variant{t, vTypo, v.df[t]})
+			if df, ok := hid.dfOf(v, t); ok && editDistanceWithin(word, t, k) {
+				cands = append(cands, variant{t, vTypo, df})
 			}
 			return true
 		}
@@ -608,8 +611,8 @@ func (v *vocab) expand(word string, prefix bool) []variant {
 // expressions, stop-words, then each remaining word expanded against the
 // vocabulary. interpretDates false keeps date words as ordinary words.
 // Callers hold mem.mu (write).
-func (ix *Index) parseQueryLocked(text string, interpretDates bool) parsedQuery {
-	pq := parsedQuery{raw: text}
+func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenTerms) parsedQuery {
+	pq := parsedQuery{raw: text, hid: hid}
 	low := strings.ToLower(text)
 	// Quoted phrases.
 	for _, m := range reQuoted.FindAllStringSubmatch(low, -1) {
@@ -673,7 +676,7 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool) parsedQuery 
 			continue
 		}
 		seen[w.w] = true
-		qt := qterm{word: w.w, variants: ix.mem.voc.expand(w.w, w.prefix)}
+		qt := qterm{word: w.w, variants: ix.mem.voc.expand(w.w, w.prefix, hid)}
 		if len(qt.variants) == 0 && !w.prefix {
 			// A word no message contains may name a person ("when is
 			// Lukas in town"): it then means their conversations.
@@ -723,14 +726,15 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool) parsedQuery 
 			}
 			seen[t] = true
 			qt := qterm{word: t}
-			if df, ok := ix.mem.voc.df[t]; ok {
+			if df, ok := hid.dfOf(ix.mem.voc, t); ok {
 				qt.variants = []variant{{t, vExact, df}}
 				qt.df = int64(df)
 			}
 			pq.terms = append(pq.terms, qt)
 		}
 	}
-	n := float64(max(ix.mem.docs, 1))
+	docs, _ := hid.docsOf(ix.mem)
+	n := float64(max(docs, 1))
 	for i := range pq.terms {
 		df := float64(min(pq.terms[i].df, int64(n)))
 		pq.terms[i].idf = math.Log(1 + (n-df+0.5)/(df+0.5))

@@ -335,8 +335,9 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	ix.mem.mu.RLock()
 	f, err := ix.buildFilterLocked(&q)
 	var pq parsedQuery
+	hid := ix.hiddenTermsLocked(ctx)
 	if err == nil && q.Mode != ModeSubstring {
-		pq = ix.parseQueryLocked(q.Text, !q.LiteralDates)
+		pq = ix.parseQueryLocked(q.Text, !q.LiteralDates, hid)
 		if pq.since != 0 && pq.since > f.since {
 			f.since = pq.since
 		}
@@ -352,7 +353,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if err == nil {
 		f.lo, f.hi = ix.mem.idRangeRO(f.since, f.until)
 	}
-	res.Coverage.Searchable = ix.mem.docs
+	res.Coverage.Searchable, _ = hid.docsOf(ix.mem)
 	ix.mem.mu.RUnlock()
 	if err != nil {
 		return nil, err

@@ -108,6 +108,9 @@ type Index struct {
 
 	mem *memState // in-memory columns, vocabulary, caches
 
+	hiddenMu sync.Mutex
+	hidden   *hiddenTerms // the last hiddenTermsLocked answer (hidden.go)
+
 	embedMu     sync.Mutex
 	embBaseID   string       // Embedder.ID before any fitted state was restored
 	embRestored int64        // fit_docs of the Fitter state restored (0: none)

@@ -162,14 +162,50 @@ func (s *MessagesSender) Send(ctx context.Context, m Outgoing) (Delivery, error)
 
 // osascriptError turns osascript's stderr into one sentence. AppleScript
 // echoes what it failed on, which can be the whole text, so only the error
-// number and a short prefix are kept; -1743 gets the fix.
+// number and a short prefix are kept; -1743 gets the fix. The number is
+// the one [osascriptCode] reads at the end, never one found in the text.
 func osascriptError(stderr string) string {
 	s := firstLine(stderr)
-	if strings.Contains(stderr, "-1743") {
+	code, ok := osascriptCode(stderr)
+	if ok && code == -1743 {
 		return "macOS has not allowed Tidings to control Messages (error -1743); allow it in System Settings → Privacy & Security → Automation"
 	}
 	if s == "" {
 		return "osascript failed without a message"
 	}
+	if ok {
+		return fmt.Sprintf("error %d: %s", code, clip(s, 160))
+	}
 	return clip(s, 160)
+}
+
+// osascriptCode returns the error number osascript writes at the very end
+// of its error line, "… (-NNNN)", after trailing whitespace is trimmed.
+// Everything before that position is AppleScript's message, which quotes
+// whatever the script failed on (an address, the message text), so a
+// number anywhere else is caller input and is not a code: a text saying
+// "(-1743)" must not be reported as a refused Automation grant, and a real
+// -1743 must not hide behind a quoted "(-1728)" (docs/security.md, "Sending and
+// verification").
+func osascriptCode(stderr string) (int, bool) {
+	s := strings.TrimSpace(stderr)
+	if !strings.HasSuffix(s, ")") {
+		return 0, false
+	}
+	open := strings.LastIndexByte(s, '(')
+	if open < 0 {
+		return 0, false
+	}
+	digits, ok := strings.CutPrefix(s[open+1:len(s)-1], "-")
+	if !ok || len(digits) == 0 || len(digits) > 5 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return -n, true
 }

@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -309,5 +310,53 @@ func TestFromConfig(t *testing.T) {
 		if _, err := FromConfig(c, pol, nil, nil, nil); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// TestOsascriptCodeIsReadOnlyFromTheTrailingPosition pins that the error
+// code of a failed send is the one osascript writes last, "(-NNNN)" at the
+// end of stderr, never a number found elsewhere: AppleScript's message
+// echoes what it failed on (an address, the text), so anything before the
+// trailing code can be caller input (docs/security.md, "Sending and verification").
+func TestOsascriptCodeIsReadOnlyFromTheTrailingPosition(t *testing.T) {
+	const automation = "Automation"
+	for _, tt := range []struct {
+		name       string
+		stderr     string
+		code       int
+		found      bool
+		automation bool
+	}{
+		{"real -1743", "execution error: Not authorized to send Apple events to Messages. (-1743)", -1743, true, true},
+		{"real -1743 with trailing newline and spaces", "send.applescript: execution error: Not authorized to send Apple events to Messages. (-1743)\n  \n", -1743, true, true},
+		{"caller text with (-1743) mid-text, real -1728", `execution error: Can’t get participant "x (-1743) y". (-1728)`, -1728, true, false},
+		{"caller text with bare -1743, real -2700", `execution error: Error: text -1743 was refused (-2700)`, -2700, true, false},
+		{"caller text ending in (-1743) inside quotes, real -1728", `execution error: Can’t make "hello (-1743)" into type text. (-1728)`, -1728, true, false},
+		{"multi-line echo with (-1743) on the first line, real -1708", "execution error: Can’t get buddy \"a (-1743)\n" + strings.Repeat("more text ", 50) + "\". (-1708)\n", -1708, true, false},
+		{"caller text with (-1728), real -1743", `execution error: Can’t get participant "x (-1728) y". Not authorized. (-1743)`, -1743, true, true},
+		{"-1743 only mid-text, no trailing code", `execution error: the text (-1743) is odd`, 0, false, false},
+		{"-1743 followed by more text", "execution error: (-1743) then something", 0, false, false},
+		{"trailing parenthesis that is not a code", `execution error: Can’t get "x (-1743)" (abc)`, 0, false, false},
+		{"trailing code without minus", `execution error: odd (1743)`, 0, false, false},
+		{"trailing digits too long", `execution error: odd (-17431743)`, 0, false, false},
+		{"empty", "", 0, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, found := osascriptCode(tt.stderr)
+			if code != tt.code || found != tt.found {
+				t.Fatalf("osascriptCode = %d, %v; want %d, %v", code, found, tt.code, tt.found)
+			}
+			db := newChatDB(t)
+			s, _ := newSender(t, db, nil)
+			s.Runner = &fakeRunner{results: []RunResult{{ExitCode: 1, Stderr: tt.stderr}}}
+			_, err := s.Send(context.Background(), Outgoing{Address: "a@b.co", Service: ServiceIMessage, Text: "hi"})
+			wantCode(t, err, CodeSendFailed)
+			if got := strings.Contains(err.Error(), automation); got != tt.automation {
+				t.Fatalf("automation sentence = %v, want %v: %q", got, tt.automation, err)
+			}
+			if tt.found && !tt.automation && !strings.Contains(err.Error(), fmt.Sprintf("error %d", tt.code)) {
+				t.Fatalf("err = %q, want it to name error %d", err, tt.code)
+			}
+		})
 	}
 }

@@ -212,7 +212,7 @@ func (s *Service) LookupContacts(ctx context.Context, prm LookupParams) (Contact
 	if err != nil {
 		return ContactLookup{}, err
 	}
-	name := strings.TrimSpace(prm.Name)
+	name := trimRef(prm.Name)
 	if name == "" {
 		return ContactLookup{}, userErr("name is required: give part of the person's name, e.g. \"Sam\"")
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/index"
@@ -191,8 +192,14 @@ const maxChatRef = 200
 // every handle they have). A name matching several people is an *Error
 // listing them; a reference nobody has is a not-found *Error, never an
 // empty result.
+//
+// A reference that is not a plausible name, handle or id — punctuation
+// alone, query syntax or wildcards (`" OR ""="`, "%", "*"), a number too
+// short to be one ("+1") — selects nobody: it gets exactly the answer of a
+// name nobody has, whatever the contacts or conversation names contain
+// (docs/security.md, "Red-team tests").
 func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string) (target, error) {
-	chat = strings.TrimSpace(chat)
+	chat = trimRef(chat)
 	t := target{query: chat}
 	switch {
 	case chat == "":
@@ -203,6 +210,15 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 	book, err := s.contactBook(ctx)
 	if err != nil {
 		return t, err
+	}
+	unknown := func() error {
+		if book == nil {
+			return notFound("no conversation matches %q (no contacts source is configured, so names are matched against conversation names only; a phone number or e-mail address always works)", output.Field(chat))
+		}
+		return notFound("no contact or conversation matches %q in the messages Tidings can read; try lookup_contacts, a phone number or an e-mail address", output.Field(chat))
+	}
+	if !hasRune(chat, unicode.IsLetter, unicode.IsDigit, isSymbol) {
+		return t, unknown()
 	}
 	keep := func(c index.Conversation) bool { return allowConv(p, c) }
 
@@ -247,6 +263,13 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 		}
 	} else if !errors.Is(err, index.ErrNotFound) {
 		return t, indexErr("resolve conversation", err)
+	}
+
+	// Past this point the reference is a name. Digits and punctuation
+	// alone are not one: a number is a handle (above) or nothing, never a
+	// substring of some conversation's label.
+	if !hasRune(chat, unicode.IsLetter, isSymbol) {
+		return t, unknown()
 	}
 
 	// A contact name.
@@ -302,10 +325,30 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 		}
 		return t, userErr("%q matches %d conversations: %s%s; ask the user which one and pass its conversation_id", output.Field(chat), len(named), strings.Join(labels, "; "), more)
 	}
-	if book == nil {
-		return t, notFound("no conversation matches %q (no contacts source is configured, so names are matched against conversation names only; a phone number or e-mail address always works)", output.Field(chat))
+	return t, unknown()
+}
+
+// trimRef trims a person or conversation reference: white space and
+// invisible format characters (zero-width space, word joiner, BOM) at
+// either end, so a reference of nothing visible is an empty one.
+func trimRef(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+}
+
+// isSymbol reports an "other symbol" (emoji, ❤): group titles and
+// nicknames can be written in them, unlike in math or currency signs.
+func isSymbol(r rune) bool { return unicode.Is(unicode.So, r) }
+
+// hasRune reports whether s has a rune any of the classes accept.
+func hasRune(s string, classes ...func(rune) bool) bool {
+	for _, r := range s {
+		for _, c := range classes {
+			if c(r) {
+				return true
+			}
+		}
 	}
-	return t, notFound("no contact or conversation matches %q in the messages Tidings can read; try lookup_contacts, a phone number or an e-mail address", output.Field(chat))
+	return false
 }
 
 // directConvs adds the visible one-to-one conversations of handles to t,

@@ -79,7 +79,7 @@ type summaryJob struct {
 
 // subjectOf resolves a dossier's subject and its direct conversations.
 func (s *Service) subjectOf(ctx context.Context, p *policy.Policy, ref string) (dossier.Subject, []string, error) {
-	ref = strings.TrimSpace(ref)
+	ref = trimRef(ref)
 	if ref == "" {
 		return dossier.Subject{}, nil, userErr("contact_id is required: a contact id from lookup_contacts, a phone number or an e-mail address")
 	}

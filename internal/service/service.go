@@ -54,6 +54,9 @@ type Index interface {
 	AttachmentFile(ctx context.Context, id string) (index.AttachmentLocation, error)
 	Status(ctx context.Context) (index.Status, error)
 	ApplyPolicy(ctx context.Context) (int, error)
+	// AppliedPolicy is the fingerprint of the policy the stored rows were
+	// last checked against.
+	AppliedPolicy(ctx context.Context) (string, error)
 }
 
 // ContactBook supplies the person's address book; nil means no contacts
@@ -242,6 +245,48 @@ func (s *Service) applyPolicy(ctx context.Context, p *policy.Policy) {
 		s.log.Info("read policy changed; removed dossiers it now hides", "dossiers", n)
 	}
 	s.appliedFP = fp
+}
+
+// ApplyPolicy brings the index and the stored dossiers in line with the
+// current read policy now: it purges every thread and dossier the policy
+// hides (docs/security.md, "Reload and fingerprint"). `tidings policy`
+// calls it after an edit, and the CLI's read commands before they answer
+// when PolicyApplied says the index was checked against another policy.
+// It returns the number of threads purged; with a policy that cannot be
+// loaded, or an index opened read-only, it fails and changes nothing.
+func (s *Service) ApplyPolicy(ctx context.Context) (int, error) {
+	s.notePeople(ctx)
+	p, err := s.gate.Refresh()
+	if err != nil {
+		return 0, fmt.Errorf("apply read policy: %w", err)
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	n, err := s.ix.ApplyPolicy(ctx)
+	if err != nil {
+		return n, err
+	}
+	if _, err := s.purgeDossiers(ctx, p); err != nil {
+		return n, fmt.Errorf("apply read policy to dossiers: %w", err)
+	}
+	s.appliedFP = p.Fingerprint()
+	return n, nil
+}
+
+// PolicyApplied reports whether the index's rows were last checked against
+// the current read policy (the person-aware one, as every request sees
+// it). false means a purge is due.
+func (s *Service) PolicyApplied(ctx context.Context) (bool, error) {
+	s.notePeople(ctx)
+	p, err := s.gate.Refresh()
+	if err != nil {
+		return false, err
+	}
+	fp, err := s.ix.AppliedPolicy(ctx)
+	if err != nil {
+		return false, err
+	}
+	return fp == p.Fingerprint(), nil
 }
 
 // WatchPolicy applies policy changes every interval until ctx ends, so a

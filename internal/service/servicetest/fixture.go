@@ -273,3 +273,10 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 	}
 	return chatDB, vcf
 }
+
+// AddCard appends a vCard (formatted name fn, one phone) to the fixture's
+// contacts file, before the data set is opened.
+func AddCard(t testing.TB, vcf, uid, fn, last, first, tel string) {
+	t.Helper()
+	appendFile(t, vcf, fmt.Sprintf("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:%s\r\nFN:%s\r\nN:%s;%s;;;\r\nTEL;TYPE=CELL:%s\r\nEND:VCARD\r\n", uid, fn, last, first, tel))
+}
