@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -103,6 +104,50 @@ func TestCLIRedTeam(t *testing.T) {
 				t.Errorf("tidings %v = %v %q %q, want an error saying it is not there", args, err, out, errOut)
 			}
 			check(args, out, errOut)
+		}
+	}
+}
+
+// TestCLIRedTeamHostileNames: `tidings search`, `review` and `dossier`,
+// human and JSON, print names a third party controls (group title, rename,
+// attachment name, custom tapback, contact name and organisation, labels,
+// senders, reasons) redacted, sanitized and escaped like wrapped content:
+// no literal wrapper tag, no card number, no control character.
+func TestCLIRedTeamHostileNames(t *testing.T) {
+	env := servicetest.HostileNames(t, servicetest.Options{NoEmbed: true})
+	seen := map[string]bool{}
+	found := false
+	for _, args := range [][]string{
+		{"search", "report", "--mode", "substring"},
+		{"search", "report", "--mode", "substring", "--json"},
+		{"search", "Friday", "--mode", "substring", "--json"},
+		{"review", "--days", "2", "--context", "3"},
+		{"review", "--days", "2", "--context", "3", "--json"},
+		{"dossier", servicetest.HostileNameEmail},
+		{"dossier", servicetest.HostileNameEmail, "--json"},
+	} {
+		out, errOut, err := runQuery(t, env, args...)
+		if err != nil {
+			t.Errorf("tidings %v: %v\n%s", args, err, errOut)
+		}
+		where := fmt.Sprintf("tidings %v", args)
+		found = servicetest.CheckNameText(t, where, out+errOut) || found
+		if args[len(args)-1] == "--json" {
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("%s: not JSON: %v", where, err)
+			}
+			for k := range servicetest.CheckNames(t, where, v) {
+				seen[k] = true
+			}
+		}
+	}
+	if !found {
+		t.Error("no human output carried the hostile name: the test proves nothing")
+	}
+	for _, k := range []string{"label", "sender", "contact_name", "reasons", "name", "organization"} {
+		if !seen[k] {
+			t.Errorf("no JSON output carried the hostile name in %q", k)
 		}
 	}
 }

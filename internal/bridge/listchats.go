@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/output"
 	_ "modernc.org/sqlite" // the project's SQLite driver ("sqlite")
 )
 
@@ -213,20 +214,25 @@ func (c *ChatDB) ListChats(ctx context.Context, p ListChatsParams, now time.Time
 	slices.SortFunc(list, func(a, b *chatRow) int {
 		return cmp.Or(cmp.Compare(b.lastActive, a.lastActive), cmp.Compare(a.rowid, b.rowid))
 	})
-	query := strings.ToLower(p.Query)
+	// The query matches the names as chat.db and the contacts hold them,
+	// or the escaped form output.Name shows (docs/security.md, "Names").
+	var queries []string
+	for _, f := range output.NameForms(p.Query) {
+		queries = append(queries, strings.ToLower(f))
+	}
 	for _, r := range list {
 		e := r.entry(names, loc)
 		if e.Kind == "group" && !p.IncludeGroups {
 			continue
 		}
-		if query != "" && !r.matches(e, query) {
+		if queries[0] != "" && !slices.ContainsFunc(queries, func(q string) bool { return r.matches(e, q) }) {
 			continue
 		}
 		if len(res.Chats) == p.Limit {
 			res.Truncated = true
 			break
 		}
-		res.Chats = append(res.Chats, e)
+		res.Chats = append(res.Chats, outputEntry(e))
 	}
 	res.ChatCount = len(res.Chats)
 	return res, nil
@@ -301,6 +307,19 @@ func (r *chatRow) entry(names NameResolver, loc *time.Location) ChatEntry {
 	if e.Label == "" {
 		e.Label = chatID
 	}
+	return e
+}
+
+// outputEntry passes every string of an entry that a third party controls
+// (chat.db's identifiers, titles and handles, contact names) through
+// output.Name, the one treatment of names at the output boundary.
+func outputEntry(e ChatEntry) ChatEntry {
+	e.ChatID, e.DisplayName, e.Label, e.Service = output.Name(e.ChatID), output.Name(e.DisplayName), output.Name(e.Label), output.Name(e.Service)
+	ps := make([]string, len(e.Participants))
+	for i, h := range e.Participants {
+		ps[i] = output.Name(h)
+	}
+	e.Participants = ps
 	return e
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/output"
 )
 
 // ManagerBackend serves a manager bridge: list_chats from the messages
@@ -56,13 +57,19 @@ func (m *ManagerBackend) ContactsLookup(ctx context.Context, p ContactsLookupPar
 // matches, each with phone_last10 or email. keep filters people before
 // the cut (the read policy on a host bridge); nil keeps everyone.
 func LookupContacts(b *contacts.Book, name string, keep func(contacts.Person) bool) (ContactsLookupResult, error) {
-	res := ContactsLookupResult{Query: name, Matches: []ContactMatch{}}
+	res := ContactsLookupResult{Query: output.Name(name), Matches: []ContactMatch{}}
 	lr, err := b.Lookup(name, keep)
+	if forms := output.NameForms(name); err == nil && len(lr.Matches) == 0 && len(forms) > 1 {
+		// The escaped form of a name an answer showed (output.Name).
+		lr, err = b.Lookup(forms[1], keep)
+	}
 	if err != nil && !errors.Is(err, contacts.ErrNoMatch) {
 		return res, &RequestError{Code: CodeInvalidParams, Msg: err.Error()}
 	}
+	// Names leave through output.Name, the one treatment of a string a
+	// third party controls (docs/security.md, "Names").
 	for _, m := range lr.Matches {
-		res.Matches = append(res.Matches, ContactMatch{Name: m.Name, PhoneLast10: m.Phone10, Email: m.Email})
+		res.Matches = append(res.Matches, ContactMatch{Name: output.Name(m.Name), PhoneLast10: output.Name(m.Phone10), Email: output.Name(m.Email)})
 	}
 	res.MatchCount = len(res.Matches)
 	return res, nil

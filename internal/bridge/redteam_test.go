@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
+	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
 )
 
@@ -273,6 +276,98 @@ func TestRedTeamBridgePlantedResponse(t *testing.T) {
 			if fi.Mode().Perm() != 0o600 {
 				t.Errorf("%s: response mode %v", id, fi.Mode().Perm())
 			}
+		}
+	}
+}
+
+// TestRedTeamBridgeHostileNames: names a third party controls (group
+// title and rename, attachment name, custom tapback, contact name and
+// organisation, labels, senders, reasons) leave every 1.2 and 1.3 action —
+// and a manager's list_chats and contacts_lookup, which read chat.db and
+// the contacts directly — redacted, sanitized and escaped like wrapped
+// content: no literal wrapper tag, no card number, no control character.
+// An escaped name copied back still resolves.
+func TestRedTeamBridgeHostileNames(t *testing.T) {
+	env := servicetest.HostileNames(t, servicetest.Options{NoEmbed: true})
+	type rq struct {
+		action, version string
+		params          map[string]any
+	}
+	check := func(h *harness, calls []rq) map[string]bool {
+		seen := map[string]bool{}
+		for i, c := range calls {
+			id := fmt.Sprintf("hn%d", i)
+			got := h.roundTrip(id, request(id, c.action, c.params, c.version))
+			what := fmt.Sprintf("%s %s %v", c.version, c.action, c.params)
+			if got["ok"] != true {
+				t.Errorf("%s failed: %v", what, got["error"])
+			}
+			for k := range servicetest.CheckNames(t, what, any(got)) {
+				seen[k] = true
+			}
+			b, _ := json.Marshal(got)
+			servicetest.CheckNameText(t, what, string(b))
+		}
+		return seen
+	}
+	seen := check(serviceHarness(t, env), []rq{
+		{ActionReview, "", map[string]any{"days": 2}},
+		{ActionChatHistory, "", map[string]any{"chat": servicetest.HostileGroupID, "days": 90, "limit": 500}},
+		{ActionChatHistory, "", map[string]any{"chat": servicetest.HostileNameEmail, "days": 90}},
+		{ActionSearch, "", map[string]any{"term": "report", "days": 90}},
+		{ActionContactsLookup, "", map[string]any{"name": "Hostile"}},
+		{ExtListConversations, "1.3", map[string]any{"Limit": 200}},
+		{ExtReviewMessages, "1.3", map[string]any{"Days": 2, "Context": 3}},
+		{ExtMessages, "1.3", map[string]any{"ConversationID": servicetest.HostileGroupID, "Limit": 200}},
+		{ExtSearchMessages, "1.3", map[string]any{"Query": "Friday", "Mode": "substring", "Context": 3}},
+		{ExtDossier, "1.3", map[string]any{"ContactID": servicetest.HostileNameEmail}},
+		{ExtLookupContacts, "1.3", map[string]any{"Name": "Hostile"}},
+		// An escaped name copied back resolves.
+		{ActionChatHistory, "", map[string]any{"chat": "Rock &amp; Roll &lt;club&gt;", "days": 90}},
+		{ExtLookupContacts, "1.3", map[string]any{"Name": "Ann &amp; Bo"}},
+	})
+	for _, k := range []string{"label", "display_name", "title", "filename", "emoji", "contact_name", "name", "organization", "reasons"} {
+		if !seen[k] {
+			t.Errorf("no bridge answer carried the hostile name in %q", k)
+		}
+	}
+	mgr := newHarness(t, "manager", func(o *Options) {
+		o.Open = func(ctx context.Context, r Role) (Backend, error) {
+			db, err := OpenChatDB(ctx, env.ChatDB)
+			if err != nil {
+				return nil, err
+			}
+			cards, err := contacts.ReadVCardFile(env.VCF)
+			if err != nil {
+				return nil, err
+			}
+			book, err := contacts.NewBook(cards, "US")
+			if err != nil {
+				return nil, err
+			}
+			return &ManagerBackend{Chats: db, Contacts: book, Now: func() time.Time { return servicetest.Now }, Location: time.UTC}, nil
+		}
+	})
+	seen = check(mgr, []rq{
+		{ActionListChats, "", map[string]any{"days": 90, "include_groups": true}},
+		{ActionListChats, "", map[string]any{"days": 90, "include_groups": true, "query": "Rock &amp; Roll"}},
+		{ActionContactsLookup, "", map[string]any{"name": "Hostile"}},
+		{ActionContactsLookup, "", map[string]any{"name": "Ann &amp; Bo"}},
+	})
+	for _, k := range []string{"label", "display_name", "name"} {
+		if !seen[k] {
+			t.Errorf("no manager answer carried the hostile name in %q", k)
+		}
+	}
+	for i, c := range []rq{
+		{ActionListChats, "", map[string]any{"days": 90, "include_groups": true, "query": "Rock &amp; Roll"}},
+		{ActionContactsLookup, "", map[string]any{"name": "Ann &amp; Bo"}},
+	} {
+		id := fmt.Sprintf("esc%d", i)
+		got := mgr.roundTrip(id, request(id, c.action, c.params, c.version))
+		b, _ := json.Marshal(got)
+		if !strings.Contains(string(b), `Rock \u0026amp; Roll \u0026lt;club\u0026gt;`) && !strings.Contains(string(b), `Ann \u0026amp; Bo Smith`) {
+			t.Errorf("manager %s %v (an escaped name copied back) found nothing: %s", c.action, c.params, b)
 		}
 	}
 }

@@ -309,3 +309,49 @@ func mimeFor(uti, name string) string {
 	}
 	return ""
 }
+
+// AttachmentNames calls fn for every attachment a message carries, with
+// the message ROWID, the attachment ROWID and the name a message read
+// gives it (transfer_name, else the base of the stored path). A sender can
+// rename an attachment after it was read, and that changes only the
+// attachment row — no message date — so an index compares these names with
+// the ones it holds to find messages to read again (index.RowSource).
+func (r *Reader) AttachmentNames(ctx context.Context, fn func(msgRowID, attRowID int64, name string) error) error {
+	if !r.sch.tables["message_attachment_join"] || !r.sch.tables["attachment"] {
+		return nil
+	}
+	rows, err := r.db.QueryContext(ctx, r.sch.attachmentSelect()+" ORDER BY j.message_id, a.ROWID")
+	if err != nil {
+		return fmt.Errorf("read attachment names: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		a, err := scanAttachment(rows)
+		if err != nil {
+			return fmt.Errorf("read attachment names: %w", err)
+		}
+		if err := fn(a.msgID, a.a.RowID, a.a.Filename); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// MessagesByRowID calls fn, in ROWID order, for the messages with the given
+// ROWIDs that exist (for reading messages again, as Changed does).
+func (r *Reader) MessagesByRowID(ctx context.Context, rowIDs []int64, fn func(model.Message) error) error {
+	const chunk = 500
+	for len(rowIDs) > 0 {
+		n := min(len(rowIDs), chunk)
+		args := make([]any, n)
+		for i, id := range rowIDs[:n] {
+			args[i] = id
+		}
+		where := "WHERE m.ROWID IN (?" + strings.Repeat(",?", n-1) + ") ORDER BY m.ROWID"
+		if err := r.sparse(ctx, where, args, fn); err != nil {
+			return err
+		}
+		rowIDs = rowIDs[n:]
+	}
+	return nil
+}

@@ -143,6 +143,11 @@ func (s *RowSource) Sync(ctx context.Context, req SyncRequest, w Writer) error {
 			return fmt.Errorf("read changed messages: %w", err)
 		}
 	}
+	if !first {
+		if err := s.renamedAttachments(ctx, w); err != nil {
+			return err
+		}
+	}
 	wm.Changed = start.UnixMilli()
 	if err := checkpoint(); err != nil {
 		return err
@@ -196,4 +201,52 @@ func (s *SnapshotSource) Sync(ctx context.Context, req SyncRequest, w Writer) er
 		return err
 	}
 	return w.Checkpoint([]byte(fp))
+}
+
+// AttachmentRenames is an optional RowReader extension: a sender can
+// rename an attachment after the index read its message, and that changes
+// only the attachment row — no date Changed looks at. The imessage reader
+// implements it.
+type AttachmentRenames interface {
+	// AttachmentNames streams every attachment a message carries, with the
+	// name a message read would give it.
+	AttachmentNames(ctx context.Context, fn func(msgRowID, attRowID int64, name string) error) error
+	// MessagesByRowID streams the messages with these ROWIDs.
+	MessagesByRowID(ctx context.Context, rowIDs []int64, fn func(model.Message) error) error
+}
+
+// storedAttachments is implemented by the index's Writer: the names of the
+// attachments it holds for this source, by attachment ROWID.
+type storedAttachments interface {
+	StoredAttachmentNames() (map[int64]string, error)
+}
+
+// renamedAttachments delivers again every message whose attachment's name
+// is no longer the one stored, so the index — and every answer — shows the
+// current name (docs/security.md, "Names"). Unknown attachments belong to
+// messages not read yet and are left to Messages.
+func (s *RowSource) renamedAttachments(ctx context.Context, w Writer) error {
+	ar, ok := s.Reader.(AttachmentRenames)
+	sw, ok2 := w.(storedAttachments)
+	if !ok || !ok2 {
+		return nil
+	}
+	stored, err := sw.StoredAttachmentNames()
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	var msgs []int64
+	err = ar.AttachmentNames(ctx, func(msg, att int64, name string) error {
+		if old, ok := stored[att]; ok && old != sanitizeText(name) && (len(msgs) == 0 || msgs[len(msgs)-1] != msg) {
+			msgs = append(msgs, msg)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read attachment names: %w", err)
+	}
+	if err := ar.MessagesByRowID(ctx, msgs, w.Message); err != nil {
+		return fmt.Errorf("read renamed attachments: %w", err)
+	}
+	return nil
 }

@@ -443,6 +443,38 @@ func (w *batchWriter) Checkpoint(wm []byte) error {
 	return nil
 }
 
+// StoredAttachmentNames returns the name of every attachment this source's
+// messages hold in the index, by attachment ROWID (RowSource compares them
+// with the source's to find renamed ones). Queued batches land first.
+func (w *batchWriter) StoredAttachmentNames() (map[int64]string, error) {
+	if w.failed != nil {
+		return nil, w.failed
+	}
+	if len(w.cur.ops) > 0 {
+		if err := w.handoff(); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.drain(); err != nil {
+		return nil, err
+	}
+	rows, err := w.ix.wdb.QueryContext(w.ctx, "SELECT a.row_id, a.filename FROM attachments a JOIN messages m ON m.id = a.msg WHERE m.source = ? AND a.row_id != 0", w.sid)
+	if err != nil {
+		return nil, fmt.Errorf("read stored attachment names: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("read stored attachment names: %w", err)
+		}
+		out[id] = name
+	}
+	return out, rows.Err()
+}
+
 // Delete implements Writer.
 func (w *batchWriter) Delete(guid string) error {
 	return w.add(op{kind: opDelete, guid: guid})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -539,5 +540,94 @@ func TestRedTeamSaveAttachmentPaths(t *testing.T) {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("%s was created outside the allowed folder", p)
 		}
+	}
+}
+
+// TestRedTeamHostileNames: strings a third party controls — a group title
+// and its rename event, an attachment's name, a custom tapback's text, a
+// contact's name and organisation, and the labels, senders and triage
+// reasons built from them — leave every tool redacted, sanitized and
+// escaped like wrapped content (output.Name), in structured and text
+// content, successes and errors: no literal wrapper tag, no card number,
+// no control character or line break. Every field must be reached, and a
+// name copied back in its escaped form still resolves.
+func TestRedTeamHostileNames(t *testing.T) {
+	env := servicetest.HostileNames(t, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	calls := []rtCall{
+		{tool: "list_conversations", args: map[string]any{"limit": 200}},
+		{tool: "list_conversations", args: map[string]any{"limit": 200, "query": "namesentinel"}},
+		{tool: "review_messages", args: map[string]any{"days": 2, "context": 3}},
+		{tool: "get_conversation_messages", args: map[string]any{"conversation_id": servicetest.HostileGroupID, "limit": 200}},
+		{tool: "get_conversation_messages", args: map[string]any{"chat": servicetest.HostileNameEmail}},
+		{tool: "search_messages", args: map[string]any{"query": "report", "context": 3}},
+		{tool: "search_messages", args: map[string]any{"query": "Friday", "mode": "substring", "context": 3}},
+		{tool: "lookup_contacts", args: map[string]any{"name": "Hostile"}},
+		{tool: "get_contact_dossier", args: map[string]any{"contact_id": servicetest.HostileNameEmail}},
+		{tool: "get_response_stats", args: map[string]any{"chat": servicetest.HostileNameEmail, "hours": 8760}},
+		// Errors that name the contact or the group.
+		{tool: "get_conversation_messages", args: map[string]any{"chat": "namesentinel"}},
+		{tool: "save_attachment", args: map[string]any{"attachment_id": strconv.Itoa(servicetest.HostileAttachment), "destination": filepath.Join(env.Files, "h.png")}},
+	}
+	seen := map[string]bool{}
+	for _, c := range calls {
+		r := callTool(t, cs, c.tool, c.args)
+		where := fmt.Sprintf("%s(%v)", c.tool, c.args)
+		if r.isError {
+			servicetest.CheckNameText(t, where+" error", r.text)
+			continue
+		}
+		var text any
+		if err := json.Unmarshal([]byte(r.text), &text); err != nil {
+			t.Fatalf("%s: text is not JSON: %v", where, err)
+		}
+		for _, v := range []any{r.data, text} {
+			for k := range servicetest.CheckNames(t, where, v) {
+				seen[k] = true
+			}
+		}
+		for _, s := range []string{string(r.raw), r.text} {
+			servicetest.CheckNameText(t, where+" serialized", s)
+		}
+	}
+	for _, k := range []string{"label", "display_name", "title", "filename", "emoji", "sender", "by", "name", "organization", "contact_name", "reasons", "contact"} {
+		if !seen[k] {
+			t.Errorf("no answer carried the hostile name in %q: the test does not reach that field", k)
+		}
+	}
+	// Copied back in the escaped form an answer showed, a name resolves:
+	// as chat, as list_conversations' query and as lookup_contacts' name.
+	var l struct {
+		Conversations []struct {
+			ID    string `json:"id"`
+			Label string `json:"label"`
+		} `json:"conversations"`
+	}
+	ok(t, cs, "list_conversations", map[string]any{"limit": 200, "query": "rock"}, &l)
+	if len(l.Conversations) != 1 || l.Conversations[0].Label != "Rock &amp; Roll &lt;club&gt;" {
+		t.Fatalf("list_conversations(rock) = %+v, want the escaped group name", l.Conversations)
+	}
+	escaped := l.Conversations[0].Label
+	var pg struct {
+		Conversations []struct {
+			ID string `json:"id"`
+		} `json:"conversations"`
+	}
+	ok(t, cs, "get_conversation_messages", map[string]any{"chat": escaped}, &pg)
+	if len(pg.Conversations) != 1 || pg.Conversations[0].ID != l.Conversations[0].ID {
+		t.Errorf("chat %q resolved to %+v, want %s", escaped, pg.Conversations, l.Conversations[0].ID)
+	}
+	ok(t, cs, "list_conversations", map[string]any{"query": escaped}, &l)
+	if len(l.Conversations) != 1 {
+		t.Errorf("list_conversations query %q found %+v", escaped, l.Conversations)
+	}
+	var lc struct {
+		Matches []struct {
+			Name string `json:"name"`
+		} `json:"matches"`
+	}
+	ok(t, cs, "lookup_contacts", map[string]any{"name": "Ann &amp; Bo"}, &lc)
+	if len(lc.Matches) != 1 || lc.Matches[0].Name != "Ann &amp; Bo Smith" {
+		t.Errorf("lookup_contacts(Ann &amp; Bo) = %+v, want Ann &amp; Bo Smith", lc.Matches)
 	}
 }

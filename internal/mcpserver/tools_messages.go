@@ -243,7 +243,7 @@ func ParseTimestamp(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("before_timestamp must be an ISO-8601 time such as 2026-11-30T09:00:00-08:00 or a date such as 2026-11-30 (got %q)", output.Field(clip(s, 40)))
+	return time.Time{}, fmt.Errorf("before_timestamp must be an ISO-8601 time such as 2026-11-30T09:00:00-08:00 or a date such as 2026-11-30 (got %q)", output.Name(clip(s, 40)))
 }
 
 func clip(s string, n int) string {

@@ -10,11 +10,16 @@
 //     <untrusted_external_content> is a separate, explicit step,
 //     [Wrapped], because the bridge protocol returns plain text fields
 //     while MCP text output wraps.
-//   - Fields: everything else a third party can write or choose — contact
-//     and sender names, group titles, handles, attachment filenames, MIME
-//     types, link URLs, mentions, emoji, subjects. [Field] sanitizes them as
-//     one line (sanitize.Field); [Filename] also drops any directory part;
-//     a message subject is redacted as well ([Boundary.Line]).
+//   - Names: everything else a third party can write or choose — contact
+//     and sender names, organisations, group titles, handles, attachment
+//     filenames, custom tapback text, MIME types, link URLs, mentions,
+//     triage reasons built from them. [Name] is the one treatment for all
+//     of them: redacted (every class), sanitized to one line, and & < >
+//     escaped exactly as sanitize.Wrap escapes inside the untrusted element,
+//     so no name can ever carry a literal wrapper tag or a card number, in
+//     structured and text output alike (docs/security.md, "Names").
+//     [Filename] also drops any directory part. A message subject is a
+//     body that MCP wraps ([Boundary.Line]).
 //   - Identifiers: message and conversation guids, attachment guids, reply
 //     and reaction targets. They pass through byte-exact, because a model
 //     hands them back to look things up; they come from the source
@@ -35,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/tidings-mcp/tidings/internal/model"
+	"github.com/tidings-mcp/tidings/internal/policy/redact"
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
@@ -89,19 +95,46 @@ func New(r Redactor) *Boundary {
 	return &Boundary{r: r}
 }
 
-// Field sanitizes a one-line value from outside (a name, a title, a
-// handle, a MIME type, a URL): invisible, bidi and tag characters removed,
-// line breaks and tabs turned into spaces.
-func Field(s string) string { return sanitize.Field(s) }
+// names redacts [Name]s with every class of the redact package on: a name
+// is short and shown unwrapped, so it is never the place to relax a class.
+var names = New(redact.Default())
 
-// Filename sanitizes an attachment's name and keeps only its last path
-// element, so no directory (and no disk path) is ever shown.
+// Name is the one output treatment of a short string a third party
+// controls — a contact name or organisation, a group title, a sender, a
+// handle, an attachment name, a custom tapback's text, a reason built from
+// them, a MIME type, a link: redacted (every class), sanitized to one line
+// (sanitize.Field), then &, <, > (and their look-alikes) escaped exactly as
+// sanitize.Wrap escapes inside the untrusted-content element. The result
+// holds no '<' at all, so it can never open, close or forge that element,
+// and it reads the same way wrapped content does. Apply it exactly once:
+// escaping is not idempotent (& becomes &amp;, then &amp;amp;). Inputs
+// that take a name accept this escaped form back ([NameForms]).
+func Name(s string) string { return sanitize.Escape(names.Line(s)) }
+
+// Filename is [Name] of an attachment's name after dropping any directory
+// part, so no directory (and no disk path) is ever shown.
 func Filename(s string) string {
 	s = sanitize.Field(s)
 	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
 		s = s[i+1:]
 	}
-	return s
+	return Name(s)
+}
+
+// NameForms returns the ways a name parameter may be meant: s itself, then
+// — when s holds a reference [Name] writes (&amp; &lt; &gt; &#…;) — the
+// text it stands for, so a model that copies `A &amp; B` back from an
+// answer still names `A & B`. The raw form comes first: a name that really
+// contains "&amp;" keeps meaning itself.
+func NameForms(s string) []string {
+	if !strings.Contains(s, "&") {
+		return []string{s}
+	}
+	u, err := sanitize.Unwrap(sanitize.OpenTag + s + sanitize.CloseTag)
+	if err != nil || u == s {
+		return []string{s}
+	}
+	return []string{s, u}
 }
 
 // Wrapped returns body inside the untrusted-content element, escaped so it
@@ -150,18 +183,18 @@ func (b *Boundary) Message(m model.Message) model.Message {
 	out := m
 	out.Text = b.Body(m.Text, m.Runs)
 	out.Subject = b.Line(m.Subject)
-	out.Sender = Field(m.Sender)
-	out.Service = Field(m.Service)
-	out.App = Field(m.App)
-	out.Effect = Field(m.Effect)
-	out.Detail = Field(m.Detail)
+	out.Sender = Name(m.Sender)
+	out.Service = Name(m.Service)
+	out.App = Name(m.App)
+	out.Effect = Name(m.Effect)
+	out.Detail = Name(m.Detail)
 	if m.Runs != nil {
 		keep := out.Text == m.Text
 		out.Runs = make([]model.Run, len(m.Runs))
 		for i, r := range m.Runs {
 			r.Filename = Filename(r.Filename)
-			r.Mention = Field(r.Mention)
-			r.Link = Field(r.Link)
+			r.Mention = Name(r.Mention)
+			r.Link = Name(r.Link)
 			r.Transcription = b.Body(r.Transcription, nil)
 			r.Detected = fields(r.Detected)
 			r.Styles = fields(r.Styles)
@@ -180,13 +213,13 @@ func (b *Boundary) Message(m model.Message) model.Message {
 	}
 	if m.Reaction != nil {
 		r := *m.Reaction
-		r.Emoji = Field(r.Emoji)
+		r.Emoji = Name(r.Emoji)
 		out.Reaction = &r
 	}
 	if m.GroupEvent != nil {
 		g := *m.GroupEvent
-		g.Other = Field(g.Other)
-		g.Title = Field(g.Title)
+		g.Other = Name(g.Other)
+		g.Title = Name(g.Title)
 		out.GroupEvent = &g
 	}
 	if m.Attachments != nil {
@@ -202,8 +235,8 @@ func (b *Boundary) Message(m model.Message) model.Message {
 // types sanitized, the disk path cleared.
 func Attachment(a model.Attachment) model.Attachment {
 	a.Filename = Filename(a.Filename)
-	a.MimeType = Field(a.MimeType)
-	a.UTI = Field(a.UTI)
+	a.MimeType = Name(a.MimeType)
+	a.UTI = Name(a.UTI)
 	a.Path = ""
 	return a
 }
@@ -211,9 +244,9 @@ func Attachment(a model.Attachment) model.Attachment {
 // Conversation returns a copy of c ready for output.
 func (b *Boundary) Conversation(c model.Conversation) model.Conversation {
 	out := c
-	out.Identifier = Field(c.Identifier)
-	out.DisplayName = Field(c.DisplayName)
-	out.Service = Field(c.Service)
+	out.Identifier = Name(c.Identifier)
+	out.DisplayName = Name(c.DisplayName)
+	out.Service = Name(c.Service)
 	out.Participants = fields(c.Participants)
 	return out
 }
@@ -221,25 +254,25 @@ func (b *Boundary) Conversation(c model.Conversation) model.Conversation {
 // Contact returns a copy of c ready for output.
 func (b *Boundary) Contact(c model.Contact) model.Contact {
 	out := c
-	out.First = Field(c.First)
-	out.Last = Field(c.Last)
-	out.Middle = Field(c.Middle)
-	out.Nickname = Field(c.Nickname)
-	out.Organization = Field(c.Organization)
-	out.FullName = Field(c.FullName)
+	out.First = Name(c.First)
+	out.Last = Name(c.Last)
+	out.Middle = Name(c.Middle)
+	out.Nickname = Name(c.Nickname)
+	out.Organization = Name(c.Organization)
+	out.FullName = Name(c.FullName)
 	out.Phones = fields(c.Phones)
 	out.Emails = fields(c.Emails)
 	return out
 }
 
-// fields sanitizes each element into a new slice (nil stays nil).
+// fields applies Name to each element into a new slice (nil stays nil).
 func fields(in []string) []string {
 	if in == nil {
 		return nil
 	}
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = Field(s)
+		out[i] = Name(s)
 	}
 	return out
 }

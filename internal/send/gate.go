@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tidings-mcp/tidings/internal/output"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
@@ -226,7 +227,7 @@ func (g *Gate) name(address string) string {
 	if g.o.Names == nil {
 		return ""
 	}
-	return clip(sanitize.Field(g.o.Names.DisplayName(address)), 120)
+	return clip(output.Name(g.o.Names.DisplayName(address)), 120)
 }
 
 // entry starts an audit entry for a request.

@@ -153,7 +153,7 @@ func WriteAttachment(prm SaveParams, img AttachmentImage) (Saved, error) {
 	if err != nil {
 		return Saved{}, err
 	}
-	out := Saved{Destination: dest, Bytes: int64(len(img.Data)), MimeType: output.Field(img.MimeType), Filename: output.Filename(img.Filename),
+	out := Saved{Destination: dest, Bytes: int64(len(img.Data)), MimeType: output.Name(img.MimeType), Filename: output.Filename(img.Filename),
 		Format: format, Width: w, Height: h, Note: note}
 	if out.MimeType == "" {
 		out.MimeType = "image/" + out.Format
@@ -170,7 +170,7 @@ func WriteAttachment(prm SaveParams, img AttachmentImage) (Saved, error) {
 // attachment. The read policy p is applied to the attachment's own
 // conversation, whatever the index's own filter said.
 func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id string, limit int64) (AttachmentImage, error) {
-	missing := notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Field(id))
+	missing := notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Name(id))
 	loc, err := s.ix.AttachmentFile(ctx, id)
 	switch {
 	case errors.Is(err, index.ErrNotFound):
@@ -193,7 +193,7 @@ func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id stri
 	}
 	mime, filename := strings.ToLower(strings.TrimSpace(loc.MimeType)), loc.Filename
 	if mime != "" && !strings.HasPrefix(mime, "image/") {
-		return AttachmentImage{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Field(id), output.Field(mime))
+		return AttachmentImage{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Name(id), output.Name(mime))
 	}
 	data, err := readAttachment(src, limit)
 	if err != nil {
@@ -203,7 +203,7 @@ func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id stri
 	if err != nil {
 		return AttachmentImage{}, err
 	}
-	return AttachmentImage{ID: output.Field(id), MimeType: output.Field(mime), Filename: output.Filename(filename), Format: format,
+	return AttachmentImage{ID: output.Name(id), MimeType: output.Name(mime), Filename: output.Filename(filename), Format: format,
 		Width: w, Height: h, Note: note, Data: data}, nil
 }
 
@@ -216,13 +216,13 @@ func checkImage(id string, data []byte) (format string, width, height int, note 
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return "", 0, 0, "", userErr("attachment %s is not a PNG, JPEG, GIF or HEIC image, so it was not saved", output.Field(id))
+		return "", 0, 0, "", userErr("attachment %s is not a PNG, JPEG, GIF or HEIC image, so it was not saved", output.Name(id))
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxAttachmentPixels {
-		return "", 0, 0, "", userErr("attachment %s is %d×%d pixels; images above %d pixels are not saved", output.Field(id), cfg.Width, cfg.Height, MaxAttachmentPixels)
+		return "", 0, 0, "", userErr("attachment %s is %d×%d pixels; images above %d pixels are not saved", output.Name(id), cfg.Width, cfg.Height, MaxAttachmentPixels)
 	}
 	if _, _, err := image.Decode(bytes.NewReader(data)); err != nil {
-		return "", 0, 0, "", userErr("attachment %s does not decode as a %s image, so it was not saved", output.Field(id), format)
+		return "", 0, 0, "", userErr("attachment %s does not decode as a %s image, so it was not saved", output.Name(id), format)
 	}
 	return format, cfg.Width, cfg.Height, "", nil
 }
@@ -259,7 +259,7 @@ func checkDestination(dest string, allowed []string) (dir, path string, err erro
 	case dest == "":
 		return "", "", userErr("destination is required: give the absolute path of the file to write, inside %s", strings.Join(allowed, " or "))
 	case !filepath.IsAbs(dest):
-		return "", "", userErr("destination must be an absolute file path (got %q)", output.Field(dest))
+		return "", "", userErr("destination must be an absolute file path (got %q)", output.Name(dest))
 	case strings.HasSuffix(dest, string(filepath.Separator)):
 		return "", "", userErr("destination must name a file, not a folder")
 	}
@@ -270,10 +270,10 @@ func checkDestination(dest string, allowed []string) (dir, path string, err erro
 	}
 	rdir, err := filepath.EvalSymlinks(filepath.Dir(dest))
 	if err != nil {
-		return "", "", userErr("the folder %s does not exist; create it first or choose another destination", output.Field(filepath.Dir(dest)))
+		return "", "", userErr("the folder %s does not exist; create it first or choose another destination", output.Name(filepath.Dir(dest)))
 	}
 	if fi, err := os.Stat(rdir); err != nil || !fi.IsDir() {
-		return "", "", userErr("%s is not a folder", output.Field(filepath.Dir(dest)))
+		return "", "", userErr("%s is not a folder", output.Name(filepath.Dir(dest)))
 	}
 	inside := false
 	for _, a := range allowed {
@@ -293,9 +293,9 @@ func checkDestination(dest string, allowed []string) (dir, path string, err erro
 	if fi, err := os.Lstat(path); err == nil {
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return "", "", userErr("destination %s is a symbolic link; choose another file name", output.Field(dest))
+			return "", "", userErr("destination %s is a symbolic link; choose another file name", output.Name(dest))
 		case !fi.Mode().IsRegular():
-			return "", "", userErr("destination %s exists and is not a regular file", output.Field(dest))
+			return "", "", userErr("destination %s exists and is not a regular file", output.Name(dest))
 		}
 	}
 	return rdir, path, nil
@@ -330,7 +330,7 @@ func readAttachment(path string, limit int64) ([]byte, error) {
 // exists, so a file that appears meanwhile is never replaced.
 func writeAtomic(dir, path string, data []byte, overwrite bool) (overwrote bool, err error) {
 	if _, err := os.Lstat(path); err == nil && !overwrite {
-		return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Field(path))
+		return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Name(path))
 	}
 	tmp, err := os.CreateTemp(dir, ".tidings-save-*")
 	if err != nil {
@@ -356,7 +356,7 @@ func writeAtomic(dir, path string, data []byte, overwrite bool) (overwrote bool,
 	if !overwrite {
 		if err := os.Link(name, path); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Field(path))
+				return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Name(path))
 			}
 			// No hard links on this file system: create exclusively instead.
 			return false, writeExclusive(path, data)
@@ -365,7 +365,7 @@ func writeAtomic(dir, path string, data []byte, overwrite bool) (overwrote bool,
 	}
 	fi, statErr := os.Lstat(path)
 	if statErr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return false, userErr("destination %s is a symbolic link; choose another file name", output.Field(path))
+		return false, userErr("destination %s is a symbolic link; choose another file name", output.Name(path))
 	}
 	if err := os.Rename(name, path); err != nil {
 		return false, fmt.Errorf("save attachment: %w", err)
@@ -377,7 +377,7 @@ func writeAtomic(dir, path string, data []byte, overwrite bool) (overwrote bool,
 func writeExclusive(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Field(path))
+		return userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Name(path))
 	}
 	if err != nil {
 		return fmt.Errorf("save attachment: %w", err)

@@ -228,6 +228,10 @@ func (s *Service) LookupContacts(ctx context.Context, prm LookupParams) (Contact
 		keep = nil
 	}
 	res, err := b.Lookup(name, keep)
+	if forms := output.NameForms(name); err == nil && res.Total == 0 && len(forms) > 1 {
+		// The escaped form of a name an answer showed (output.Name).
+		res, err = b.Lookup(forms[1], keep)
+	}
 	switch {
 	case errors.Is(err, contacts.ErrLongQuery):
 		return ContactLookup{}, userErr("name is longer than %d characters; give a shorter part of the name", contacts.MaxQueryRunes)
@@ -236,7 +240,7 @@ func (s *Service) LookupContacts(ctx context.Context, prm LookupParams) (Contact
 	case err != nil:
 		return ContactLookup{}, fmt.Errorf("look up contacts: %w", err)
 	}
-	out := ContactLookup{Query: output.Field(name), Matches: []ContactMatch{}, Total: res.Total, Truncated: res.Truncated, Ambiguous: res.Ambiguous}
+	out := ContactLookup{Query: output.Name(name), Matches: []ContactMatch{}, Total: res.Total, Truncated: res.Truncated, Ambiguous: res.Ambiguous}
 	for _, m := range res.Matches {
 		pp, ok := b.Person(m.PersonID)
 		if !ok {
@@ -250,7 +254,7 @@ func (s *Service) LookupContacts(ctx context.Context, prm LookupParams) (Contact
 
 // contactMatch builds a match from the handles the policy allows.
 func (s *Service) contactMatch(p *policy.Policy, pp contacts.Person, unfiltered bool) ContactMatch {
-	m := ContactMatch{Name: output.Field(pp.Name), ContactID: pp.ID}
+	m := ContactMatch{Name: output.Name(pp.Name), ContactID: pp.ID}
 	var hs []contacts.Handle
 	for _, h := range pp.Handles {
 		if unfiltered || p.AllowHandle(h.Key).Allowed {
@@ -271,9 +275,9 @@ func (s *Service) contactMatch(p *policy.Policy, pp contacts.Person, unfiltered 
 	if pi >= 0 {
 		h := hs[pi]
 		if h.Kind == contacts.KindEmail {
-			m.Email = output.Field(h.Key)
+			m.Email = output.Name(h.Key)
 		} else {
-			m.PhoneLast10 = output.Field(cmpOr(h.Last10, h.Key))
+			m.PhoneLast10 = output.Name(cmpOr(h.Last10, h.Key))
 		}
 		m.OtherHandles = len(hs) - 1
 	}

@@ -102,7 +102,12 @@ func (s *Service) ListConversations(ctx context.Context, prm ListParams) (Conver
 	since := s.now().Add(-time.Duration(days * float64(24*time.Hour)))
 	// Ask for everything in the window (the index caps at 500) so the
 	// policy check below cannot make the list short.
-	l, err := s.ix.ListConversations(ctx, index.ListOptions{Limit: 500, Since: since, ExcludeGroups: prm.ExcludeGroups, Query: strings.TrimSpace(prm.Query)})
+	forms := output.NameForms(strings.TrimSpace(prm.Query))
+	l, err := s.ix.ListConversations(ctx, index.ListOptions{Limit: 500, Since: since, ExcludeGroups: prm.ExcludeGroups, Query: forms[0]})
+	if err == nil && len(l.Conversations) == 0 && len(forms) > 1 {
+		// The escaped form of a name an answer showed (output.Name).
+		l, err = s.ix.ListConversations(ctx, index.ListOptions{Limit: 500, Since: since, ExcludeGroups: prm.ExcludeGroups, Query: forms[1]})
+	}
 	if err != nil {
 		return ConversationList{}, indexErr("list conversations", err)
 	}
@@ -130,13 +135,13 @@ func (s *Service) ListConversations(ctx context.Context, prm ListParams) (Conver
 
 // summary converts an index conversation through the output boundary.
 func (s *Service) summary(c index.Conversation, book *contacts.Book) ConversationSummary {
-	cs := ConversationSummary{ID: c.ID, ChatID: output.Field(c.Identifier), Kind: string(c.Kind), DisplayName: output.Field(c.DisplayName),
-		ParticipantCount: c.ParticipantCount, Service: output.Field(c.Service), MessageCount: c.MessageCount,
+	cs := ConversationSummary{ID: c.ID, ChatID: output.Name(c.Identifier), Kind: string(c.Kind), DisplayName: output.Name(c.DisplayName),
+		ParticipantCount: c.ParticipantCount, Service: output.Name(c.Service), MessageCount: c.MessageCount,
 		LastActivity: s.ts(c.LastActivity), Participants: []Participant{}}
 	for _, pt := range c.Participants {
-		cs.Participants = append(cs.Participants, Participant{Handle: output.Field(pt.Handle), Name: output.Field(s.nameOf(pt.Handle, pt.Name, book))})
+		cs.Participants = append(cs.Participants, Participant{Handle: output.Name(pt.Handle), Name: output.Name(s.nameOf(pt.Handle, pt.Name, book))})
 	}
-	cs.Label = output.Field(s.label(c, book))
+	cs.Label = output.Name(s.label(c, book))
 	return cs
 }
 
@@ -198,7 +203,23 @@ const maxChatRef = 200
 // short to be one ("+1") — selects nobody: it gets exactly the answer of a
 // name nobody has, whatever the contacts or conversation names contain
 // (docs/security.md, "Red-team tests").
+//
+// A name may come back in the escaped form output.Name wrote (`A &amp; B`
+// for a group called `A & B`): when the reference as given names nothing,
+// the text it stands for is tried (output.NameForms).
 func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string) (target, error) {
+	forms := output.NameForms(trimRef(chat))
+	t, err := s.resolveChatForm(ctx, p, forms[0])
+	if err != nil && len(forms) > 1 && errors.Is(err, ErrNotFound) {
+		if t2, err2 := s.resolveChatForm(ctx, p, forms[1]); err2 == nil || !errors.Is(err2, ErrNotFound) {
+			return t2, err2
+		}
+	}
+	return t, err
+}
+
+// resolveChatForm is resolveChat for one form of the reference.
+func (s *Service) resolveChatForm(ctx context.Context, p *policy.Policy, chat string) (target, error) {
 	chat = trimRef(chat)
 	t := target{query: chat}
 	switch {
@@ -213,9 +234,9 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 	}
 	unknown := func() error {
 		if book == nil {
-			return notFound("no conversation matches %q (no contacts source is configured, so names are matched against conversation names only; a phone number or e-mail address always works)", output.Field(chat))
+			return notFound("no conversation matches %q (no contacts source is configured, so names are matched against conversation names only; a phone number or e-mail address always works)", output.Name(chat))
 		}
-		return notFound("no contact or conversation matches %q in the messages Tidings can read; try lookup_contacts, a phone number or an e-mail address", output.Field(chat))
+		return notFound("no contact or conversation matches %q in the messages Tidings can read; try lookup_contacts, a phone number or an e-mail address", output.Name(chat))
 	}
 	if !hasRune(chat, unicode.IsLetter, unicode.IsDigit, isSymbol) {
 		return t, unknown()
@@ -227,10 +248,10 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 	if isHandleLike(chat) {
 		t.substr = substrOf(chat)
 		if t.substr == "" {
-			return t, userErr("%q is not a phone number or e-mail address Tidings can read", output.Field(chat))
+			return t, userErr("%q is not a phone number or e-mail address Tidings can read", output.Name(chat))
 		}
 		if !p.AllowHandle(chat).Allowed {
-			return t, notFound("there is no conversation with %s in the messages Tidings can read", output.Field(chat))
+			return t, notFound("there is no conversation with %s in the messages Tidings can read", output.Name(chat))
 		}
 		handles := []string{chat}
 		if book != nil {
@@ -245,7 +266,7 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 			return t, err
 		}
 		if len(t.convs) == 0 {
-			return t, notFound("there is no conversation with %s in the messages Tidings can read", output.Field(chat))
+			return t, notFound("there is no conversation with %s in the messages Tidings can read", output.Name(chat))
 		}
 		return t, nil
 	}
@@ -258,7 +279,7 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 		}
 		t.convs = slices.DeleteFunc(cs, func(c index.Conversation) bool { return !keep(c) })
 		if len(t.convs) > 0 {
-			t.substr = output.Field(t.convs[0].Identifier)
+			t.substr = output.Name(t.convs[0].Identifier)
 			return t, nil
 		}
 	} else if !errors.Is(err, index.ErrNotFound) {
@@ -289,11 +310,11 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 				t.substr = substrOf(hs[0])
 			}
 			if len(t.convs) == 0 {
-				return t, notFound("%s is in your contacts, but there is no conversation with them in the messages Tidings can read", output.Field(pp.Name))
+				return t, notFound("%s is in your contacts, but there is no conversation with them in the messages Tidings can read", output.Name(pp.Name))
 			}
 			return t, nil
 		case !errors.Is(err, contacts.ErrNoMatch):
-			return t, userErr("%q cannot be looked up as a name: give a shorter name, a phone number or an e-mail address", output.Field(chat))
+			return t, userErr("%q cannot be looked up as a name: give a shorter name, a phone number or an e-mail address", output.Name(chat))
 		}
 	}
 
@@ -312,18 +333,18 @@ func (s *Service) resolveChat(ctx context.Context, p *policy.Policy, chat string
 	switch {
 	case len(named) == 1:
 		t.convs = named
-		t.substr = output.Field(named[0].Identifier)
+		t.substr = output.Name(named[0].Identifier)
 		return t, nil
 	case len(named) > 1:
 		var labels []string
 		for _, c := range named[:min(len(named), 8)] {
-			labels = append(labels, fmt.Sprintf("%s (conversation_id %s)", output.Field(s.label(c, book)), c.ID))
+			labels = append(labels, fmt.Sprintf("%s (conversation_id %s)", output.Name(s.label(c, book)), c.ID))
 		}
 		more := ""
 		if len(named) > 8 {
 			more = fmt.Sprintf(" and %d more", len(named)-8)
 		}
-		return t, userErr("%q matches %d conversations: %s%s; ask the user which one and pass its conversation_id", output.Field(chat), len(named), strings.Join(labels, "; "), more)
+		return t, userErr("%q matches %d conversations: %s%s; ask the user which one and pass its conversation_id", output.Name(chat), len(named), strings.Join(labels, "; "), more)
 	}
 	return t, unknown()
 }
@@ -394,7 +415,7 @@ func (s *Service) ambiguous(p *policy.Policy, book *contacts.Book, query string,
 		more = fmt.Sprintf(" and %d more", amb.Total-len(parts))
 	}
 	e.Msg = fmt.Sprintf("%q matches %d people: %s%s; ask the user which one they mean and pass that person's phone number or e-mail address",
-		output.Field(query), amb.Total, strings.Join(parts, "; "), more)
+		output.Name(query), amb.Total, strings.Join(parts, "; "), more)
 	return e
 }
 
@@ -412,7 +433,7 @@ func describeMatch(m ContactMatch) string {
 // of a phone, the lower-case address of an e-mail.
 func substrOf(h string) string {
 	if strings.Contains(h, "@") {
-		return strings.ToLower(output.Field(strings.TrimSpace(h)))
+		return strings.ToLower(output.Name(strings.TrimSpace(h)))
 	}
 	return contacts.Last10(h)
 }
@@ -426,11 +447,11 @@ type ConversationRef struct {
 }
 
 func (s *Service) ref(c index.Conversation, book *contacts.Book) ConversationRef {
-	return ConversationRef{ID: c.ID, ChatID: output.Field(c.Identifier), Label: output.Field(s.label(c, book)), Kind: string(c.Kind)}
+	return ConversationRef{ID: c.ID, ChatID: output.Name(c.Identifier), Label: output.Name(s.label(c, book)), Kind: string(c.Kind)}
 }
 
 func refOf(r index.ConversationRef) ConversationRef {
-	return ConversationRef{ID: r.ID, ChatID: output.Field(r.Identifier), Label: output.Field(r.Label), Kind: string(r.Kind)}
+	return ConversationRef{ID: r.ID, ChatID: output.Name(r.Identifier), Label: output.Name(r.Label), Kind: string(r.Kind)}
 }
 
 // kindOf names a model kind for output ("text" when unset).

@@ -185,9 +185,9 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	if err != nil {
 		return MessagePage{}, err
 	}
-	page := MessagePage{ChatQuery: output.Field(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Messages: []Message{}}
+	page := MessagePage{ChatQuery: output.Name(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Messages: []Message{}}
 	if t.person != nil {
-		page.Contact = output.Field(t.person.Name)
+		page.Contact = output.Name(t.person.Name)
 	}
 	for _, c := range t.convs {
 		page.Conversations = append(page.Conversations, s.ref(c, book))
@@ -375,25 +375,25 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 // message converts an index message through the output boundary.
 func (s *Service) message(m index.Message, book *contacts.Book) Message {
 	out := Message{ID: m.ID, ConversationID: m.Conversation.ID, Time: s.ts(m.Time), FromMe: m.FromMe,
-		Service: output.Field(m.Service), Kind: kindOf(m.Kind), ReplyTo: m.ReplyTo, Edited: m.Edited, Unsent: m.Unsent,
-		UnsentParts: m.UnsentParts, App: output.Field(m.App), Effect: output.Field(m.Effect), Detail: output.Field(m.Detail)}
+		Service: output.Name(m.Service), Kind: kindOf(m.Kind), ReplyTo: m.ReplyTo, Edited: m.Edited, Unsent: m.Unsent,
+		UnsentParts: m.UnsentParts, App: output.Name(m.App), Effect: output.Name(m.Effect), Detail: output.Name(m.Detail)}
 	if m.FromMe {
 		out.Sender = "me"
 		if !m.TimeRead.IsZero() {
 			out.ReadAt = s.ts(m.TimeRead)
 		}
 	} else {
-		out.SenderHandle = output.Field(m.Sender)
-		out.Sender = output.Field(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
+		out.SenderHandle = output.Name(m.Sender)
+		out.Sender = output.Name(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
 	}
 	out.Text, out.TextTruncated = s.body(m.Text, m.Runs)
 	out.Subject = s.out.Line(m.Subject)
 	for _, r := range m.Reactions {
 		by := "me"
 		if !r.FromMe {
-			by = output.Field(cmpOr(s.nameOf(r.Sender, r.SenderName, book), r.Sender, "someone"))
+			by = output.Name(cmpOr(s.nameOf(r.Sender, r.SenderName, book), r.Sender, "someone"))
 		}
-		out.Reactions = append(out.Reactions, Reaction{Type: string(r.Type), Emoji: output.Field(r.Emoji), By: by, FromMe: r.FromMe, Time: s.ts(r.Time)})
+		out.Reactions = append(out.Reactions, Reaction{Type: string(r.Type), Emoji: output.Name(r.Emoji), By: by, FromMe: r.FromMe, Time: s.ts(r.Time)})
 	}
 	edits := m.Edits
 	if n := len(edits); n > 0 && edits[n-1].Text == m.Text {
@@ -404,15 +404,15 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		out.Edits = append(out.Edits, Edit{Time: s.ts(e.Time), Text: txt})
 	}
 	for _, a := range m.Attachments {
-		out.Attachments = append(out.Attachments, Attachment{ID: a.ID, Filename: output.Filename(a.Filename), MimeType: output.Field(a.MimeType), Size: a.Size, Sticker: a.Sticker})
+		out.Attachments = append(out.Attachments, Attachment{ID: a.ID, Filename: output.Filename(a.Filename), MimeType: output.Name(a.MimeType), Size: a.Size, Sticker: a.Sticker})
 	}
 	if m.FromMe && m.Error != 0 {
 		out.SendError = &SendError{Code: m.Error, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(m.Error) + ")"}
 	}
 	if g := m.GroupEvent; g != nil {
-		ge := &GroupEvent{Type: string(g.Type), Other: output.Field(g.Other), Title: output.Field(g.Title)}
+		ge := &GroupEvent{Type: string(g.Type), Other: output.Name(g.Other), Title: output.Name(g.Title)}
 		if g.Other != "" {
-			ge.OtherName = output.Field(s.nameOf(g.Other, "", book))
+			ge.OtherName = output.Name(s.nameOf(g.Other, "", book))
 		}
 		out.GroupEvent = ge
 	}

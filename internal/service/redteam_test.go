@@ -2,14 +2,17 @@ package service_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tidings-mcp/tidings/internal/dossier"
+	"github.com/tidings-mcp/tidings/internal/output"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/service"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
@@ -242,5 +245,49 @@ func TestRedTeamSummaryPromptClean(t *testing.T) {
 		}
 		mustNotContain(t, "the summary request for "+ref, json.RawMessage(c.got),
 			append(append([]string{servicetest.TwoChatSentinel, "Zanzisentinel"}, servicetest.Secrets...), "hunter2")...)
+	}
+}
+
+// TestRedTeamAttachmentRenamedAfterIndexing: an attachment's name is the
+// sender's to change (chat.db's transfer_name), and a rename touches only
+// the attachment row — no message date moves. The next sync must read the
+// message again, so answers show the current name, never the one indexed
+// first (a harmless name renamed to a hostile one would otherwise stay
+// hidden, and a hostile one renamed away would stay shown).
+func TestRedTeamAttachmentRenamedAfterIndexing(t *testing.T) {
+	env := servicetest.Fixture(t, servicetest.Options{NoEmbed: true})
+	ctx := context.Background()
+	names := func() []string {
+		pg, err := env.Service.Messages(ctx, service.MessagesParams{Chat: servicetest.HostilePhone, Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range pg.Messages {
+			for _, a := range m.Attachments {
+				out = append(out, a.Filename)
+			}
+		}
+		return out
+	}
+	if got := names(); !slices.Contains(got, "lease.pdf") {
+		t.Fatalf("attachments before the rename: %q", got)
+	}
+	for _, tt := range []struct{ col, value, want string }{
+		{"transfer_name", "lease-signed " + servicetest.NameSentinel + ".pdf", "lease-signed " + servicetest.NameSentinel + ".pdf"},
+		{"transfer_name", servicetest.HostileFilename, output.Filename(servicetest.HostileFilename)},
+	} {
+		db, err := sql.Open("sqlite", env.ChatDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "UPDATE attachment SET "+tt.col+" = ? WHERE ROWID = 2", tt.value); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		env.Sync(t)
+		if got := names(); !slices.Contains(got, tt.want) {
+			t.Errorf("after renaming the attachment to %q the conversation shows %q, want %q", tt.value, got, tt.want)
+		}
 	}
 }

@@ -95,7 +95,7 @@ func (s *Service) Review(ctx context.Context, prm ReviewParams) (Review, error) 
 	}
 	for i := range rep.SkipSummary {
 		e := &rep.SkipSummary[i]
-		e.ChatID, e.Label, e.LastTime = output.Field(e.ChatID), output.Field(e.Label), s.ts(e.LastTime)
+		e.ChatID, e.Label, e.LastTime = output.Name(e.ChatID), output.Name(e.Label), s.ts(e.LastTime)
 	}
 	out := Review{Report: rep, Complete: complete}
 	if !complete {
@@ -237,7 +237,7 @@ func noQuote(s string) string { return strings.ReplaceAll(s, `"`, "\u201d") }
 // could cut a secret where the redactor no longer sees it).
 func (s *Service) reviewThread(e triage.Entry, raw rawMessages) ReviewThread {
 	rt := e
-	rt.ChatID, rt.Label, rt.ContactName, rt.DisplayName = output.Field(e.ChatID), output.Field(e.Label), output.Field(e.ContactName), output.Field(e.DisplayName)
+	rt.ChatID, rt.Label, rt.ContactName, rt.DisplayName = output.Name(e.ChatID), output.Name(e.Label), output.Name(e.ContactName), output.Name(e.DisplayName)
 	rt.LastTime, rt.Context, rt.Reasons = s.ts(e.LastTime), []ReviewContext{}, []string{}
 	for _, c := range e.Context {
 		rt.Context = append(rt.Context, ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)})
@@ -250,7 +250,7 @@ func (s *Service) reviewThread(e triage.Entry, raw rawMessages) ReviewThread {
 	for _, r := range e.Reasons {
 		// Redacted as well: a reason must never be the one place a secret
 		// leaves unmasked, whatever the classifier puts in it.
-		rt.Reasons = append(rt.Reasons, s.out.Line(quoted.ReplaceAllString(r, "“…”")))
+		rt.Reasons = append(rt.Reasons, output.Name(quoted.ReplaceAllString(r, "“…”")))
 	}
 	return rt
 }

@@ -126,7 +126,7 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 		q.Mode = index.ModeHybrid
 	case index.ModeHybrid, index.ModeFulltext, index.ModeSubstring, index.ModeSemantic:
 	default:
-		return SearchResult{}, userErr("mode must be hybrid, fulltext, substring or semantic (got %q)", output.Field(prm.Mode))
+		return SearchResult{}, userErr("mode must be hybrid, fulltext, substring or semantic (got %q)", output.Name(prm.Mode))
 	}
 	if prm.Days > 0 {
 		q.Since = s.now().Add(-time.Duration(prm.Days * float64(24*time.Hour)))
@@ -152,12 +152,12 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 		if scope != nil {
 			ids = intersect(scope, ids)
 			if len(ids) == 0 {
-				return SearchResult{}, notFound("that conversation is not one of the conversations with %s", output.Field(c))
+				return SearchResult{}, notFound("that conversation is not one of the conversations with %s", output.Name(c))
 			}
 		}
 		scope = ids
 	}
-	res := SearchResult{Query: output.Field(q.Text), RequestedMode: string(q.Mode), Days: prm.Days, Hits: []SearchHit{}, Notes: []string{}}
+	res := SearchResult{Query: output.Name(q.Text), RequestedMode: string(q.Mode), Days: prm.Days, Hits: []SearchHit{}, Notes: []string{}}
 	var r *index.Result
 	if len(scope) <= 1 {
 		if len(scope) == 1 {
@@ -175,7 +175,7 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 	res.Coverage = r.Coverage
 	res.NextCursor = r.NextCursor
 	for _, n := range r.Notes {
-		res.Notes = append(res.Notes, output.Field(n))
+		res.Notes = append(res.Notes, output.Name(n))
 	}
 	if sem := r.Coverage.Semantic; sem != nil && sem.Unembedded > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d messages in scope are not embedded yet: semantic ranking covers the others, full text covers all", sem.Unembedded))
@@ -184,7 +184,7 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 		res.Notes = append(res.Notes, "full text only: semantic search is not ready, so these results match words, not meaning")
 	}
 	if in := r.Interpretation; in != nil && in.DateText != "" {
-		res.DateFilter = &DateFilter{Text: output.Field(in.DateText), Since: s.ts(in.Since), Until: s.ts(in.Until)}
+		res.DateFilter = &DateFilter{Text: output.Name(in.DateText), Since: s.ts(in.Since), Until: s.ts(in.Until)}
 	}
 	a := newAuthors(p)
 	for _, h := range r.Hits {
@@ -266,8 +266,8 @@ func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts
 	if h.FromMe {
 		out.Sender = "me"
 	} else {
-		out.SenderHandle = output.Field(h.Sender)
-		out.Sender = output.Field(cmpOr(s.nameOf(h.Sender, h.SenderName, book), h.Sender, "unknown"))
+		out.SenderHandle = output.Name(h.Sender)
+		out.Sender = output.Name(cmpOr(s.nameOf(h.Sender, h.SenderName, book), h.Sender, "unknown"))
 	}
 	full := s.out.Body(h.Text, h.Runs) // one-time codes masked as in history
 	out.Text, out.TextTruncated = capRunes(full, snippetThreshold*4)
@@ -388,7 +388,7 @@ func (s *Service) contextMessage(m index.Message, book *contacts.Book) ContextMe
 	if m.FromMe {
 		c.Sender = "me"
 	} else {
-		c.Sender = output.Field(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
+		c.Sender = output.Name(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
 	}
 	c.Text, _ = capRunes(s.out.Body(m.Text, m.Runs), 600)
 	return c

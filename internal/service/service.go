@@ -345,3 +345,16 @@ func (s *Service) ts(t time.Time) time.Time {
 	}
 	return t.In(s.loc)
 }
+
+// names applies output.Name to each element into a new slice (nil stays
+// nil).
+func names(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = output.Name(s)
+	}
+	return out
+}

@@ -96,9 +96,9 @@ func (s *Service) ResponseStats(ctx context.Context, prm StatsParams) (ResponseS
 	}
 	st := triage.ResponseStats(msgs, now, hours)
 	st.Samples = nil
-	out := ResponseStats{ChatQuery: output.Field(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Stats: st}
+	out := ResponseStats{ChatQuery: output.Name(t.query), ResolvedSubstr: t.substr, Conversations: []ConversationRef{}, Stats: st}
 	if t.person != nil {
-		out.Contact = output.Field(t.person.Name)
+		out.Contact = output.Name(t.person.Name)
 	}
 	for _, c := range t.convs {
 		out.Conversations = append(out.Conversations, s.ref(c, book))
