@@ -165,3 +165,36 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeErrorsQuotingInputAreEscaped: an error response's text may
+// quote a file or the request (a backend that cannot read an export names
+// its root element): control characters and bidi overrides are escaped
+// and the length bounded before it is written (docs/security.md, "Errors
+// that quote input"), so no client prints them raw.
+func TestBridgeErrorsQuotingInputAreEscaped(t *testing.T) {
+	for name, msg := range map[string]string{
+		"osc":  "android export: root element <\x1b]0;pwned\x07>, want <smses>",
+		"c1":   "root element <x\u009b31m>",
+		"bidi": "file \u202egnp.exe",
+		"long": strings.Repeat("\x1b[2J", 10000),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, "", func(o *Options) {
+				o.Open = func(context.Context, Role) (Backend, error) { return nil, errors.New(msg) }
+			})
+			got := h.roundTrip("e1", request("e1", ActionSearch, map[string]any{"term": "x"}, ""))
+			text, _ := got["error"].(string)
+			if got["ok"] != false || text == "" {
+				t.Fatalf("response = %v", got)
+			}
+			for _, r := range text {
+				if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || r >= 0x202a && r <= 0x202e {
+					t.Fatalf("raw %U in the error response: %q", r, text)
+				}
+			}
+			if len(text) > 10000 {
+				t.Errorf("the error is %d bytes: quoted input must be bounded", len(text))
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
 // Runtime layout inside the bridge folder (seed 000, "Bridge Folder
@@ -967,7 +968,9 @@ func (w *Worker) openBackend(ctx context.Context) (Backend, error) {
 // (Detailed), detail fields such as a failed send's delivery report.
 func (w *Worker) errorResponse(id, version string, err error) reply {
 	code := errorCode(err)
-	e := errorBody{ID: id, Error: err.Error(), BridgeRole: string(w.role),
+	// The error may quote the request or a file: escaped and bounded
+	// (docs/security.md, "Errors that quote input").
+	e := errorBody{ID: id, Error: sanitize.Message(err.Error()), BridgeRole: string(w.role),
 		AllowedActions: AllowedActions(w.role, version, w.opts.Extensions)}
 	if version != Version13 {
 		return reply{data: encodeError(e), code: code}
