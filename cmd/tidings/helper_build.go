@@ -289,6 +289,9 @@ func (h *helperData) finishBuild(ctx context.Context, w *bridge.Worker) error {
 				if errors.Is(err, context.Canceled) {
 					return nil
 				}
+				if errors.Is(err, bridge.ErrUnsafe) {
+					continue // refused and logged by the worker; the sync goes on
+				}
 				return err
 			}
 		}

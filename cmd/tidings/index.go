@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -111,7 +112,7 @@ func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) 
 	if cfg.IMessage != "" {
 		r, err := imessage.Open(ctx, cfg.IMessage, imessage.Options{Logger: logger})
 		if err != nil {
-			return nil, nil, closeAll, err
+			return nil, nil, closeAll, &sourceError{Kind: "imessage", Path: cfg.IMessage, Err: err}
 		}
 		closers = append(closers, func() { r.Close() })
 		srcs = append(srcs, index.IMessageSource(r, "imessage", cfg.Now))
@@ -120,12 +121,12 @@ func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) 
 	if cfg.IOSBackup != "" {
 		b, err := imessage.OpenBackup(ctx, cfg.IOSBackup)
 		if err != nil {
-			return nil, nil, closeAll, err
+			return nil, nil, closeAll, &sourceError{Kind: "ios_backup", Path: cfg.IOSBackup, Err: err}
 		}
 		closers = append(closers, func() { b.Close() })
 		r, err := b.OpenMessages(ctx, imessage.Options{Logger: logger})
 		if err != nil {
-			return nil, nil, closeAll, err
+			return nil, nil, closeAll, &sourceError{Kind: "ios_backup", Path: cfg.IOSBackup, Err: err}
 		}
 		closers = append(closers, func() { r.Close() })
 		src := index.IMessageSource(r, "ios-backup", cfg.Now)
@@ -139,6 +140,32 @@ func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) 
 		watch = append(watch, cfg.AndroidXML...)
 	}
 	return srcs, watch, closeAll, nil
+}
+
+// sourceError is a configured source that could not be opened; Kind and
+// Path are as get_status lists the source (mcpserver.SourcesFromConfig).
+// Its message is the cause's, unchanged.
+type sourceError struct {
+	Kind, Path string
+	Err        error
+}
+
+func (e *sourceError) Error() string { return e.Err.Error() }
+func (e *sourceError) Unwrap() error { return e.Err }
+
+// unreadableSources is get_status's source list when a source could not be
+// opened at start: that source is reported unreadable with the reason (an
+// error about the file, never its content), not just "file".
+func unreadableSources(cfg *config.Config, se *sourceError) mcpserver.SourceStatusProvider {
+	return mcpserver.SourceStatusFunc(func(ctx context.Context) []mcpserver.SourceStatus {
+		out := mcpserver.SourcesFromConfig{Config: cfg}.SourceStatus(ctx)
+		for i := range out {
+			if out[i].Kind == se.Kind && out[i].Path == se.Path {
+				out[i].Detail = "unreadable, so nothing is synced from it: " + se.Err.Error()
+			}
+		}
+		return out
+	})
 }
 
 // loadContacts reads every configured contacts source into the index.
@@ -278,6 +305,9 @@ func serveIndex(ctx context.Context, env *ServeEnv) error {
 	if err != nil {
 		env.Logger.Warn("message sources unavailable; serving the index as it is", "err", err)
 		srcs, watch, closeSrcs = nil, nil, func() {}
+		if se := (*sourceError)(nil); errors.As(err, &se) && env.Deps.Sources == nil {
+			env.Deps.Sources = unreadableSources(cfg, se)
+		}
 	}
 	if _, statErr := os.Stat(indexPath(cfg)); len(srcs) == 0 && statErr != nil {
 		closeSrcs()

@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=…".
@@ -73,8 +75,21 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	if !ok {
 		return usageError{fmt.Sprintf("unknown command %q (run 'tidings help' for the list)", args[0])}
 	}
-	return c.run(ctx, m, args[1:])
+	if err := c.run(ctx, m, args[1:]); err != nil {
+		return quotedError{err}
+	}
+	return nil
 }
+
+// quotedError is the CLI's catch-all for errors that quote input (a file's
+// element name, a path read from a file): its text is escaped and bounded
+// by sanitize.Message before anything prints it, so a file cannot drive
+// the terminal (docs/security.md, "Errors that quote input"). errors.Is
+// and errors.As see the original.
+type quotedError struct{ err error }
+
+func (e quotedError) Error() string { return sanitize.Message(e.err.Error()) }
+func (e quotedError) Unwrap() error { return e.err }
 
 func (m *Main) usage(w io.Writer) {
 	fmt.Fprintf(w, "tidings %s: messages for AI assistants, safely.\n\nUsage: tidings COMMAND [flags]\n\nCommands:\n", Version)

@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 	"github.com/tidings-mcp/tidings/internal/service"
 )
 
@@ -192,7 +193,25 @@ func (nopWriteCloser) Close() error { return nil }
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: quoteAttr}))
+}
+
+// quoteAttr escapes and bounds every string and error a log line carries
+// (sanitize.Message): an error quoting a file's content must not reach
+// the terminal raw through the log either (docs/security.md, "Errors that
+// quote input").
+func quoteAttr(_ []string, a slog.Attr) slog.Attr {
+	switch v := a.Value.Resolve(); {
+	case v.Kind() == slog.KindString:
+		if q := sanitize.Message(v.String()); q != v.String() {
+			a.Value = slog.StringValue(q)
+		}
+	case v.Kind() == slog.KindAny:
+		if err, ok := v.Any().(error); ok && err != nil {
+			a.Value = slog.StringValue(sanitize.Message(err.Error()))
+		}
+	}
+	return a
 }
 
 // isTerminal reports whether r is a terminal (a person typing), not a pipe,

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
 // Errors returned by Reader.Next (wrapped with the byte offset).
@@ -843,12 +845,10 @@ func (r *Reader) root(name string) error {
 	}
 }
 
-func truncName(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+// truncName quotes an element name read from the file in an error: its
+// control characters, bidi overrides and invalid bytes escaped and at most
+// 40 characters kept (docs/security.md, "Errors that quote input").
+func truncName(s string) string { return sanitize.Quote(s, 40) }
 
 // resync skips input after a malformed record until the next <sms or
 // <mms start tag (left pending), or </smses>.

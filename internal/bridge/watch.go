@@ -15,27 +15,31 @@ import (
 // whenever a request is published in control/requests (inotify on Linux,
 // kqueue on macOS, through fsnotify) and, as a safety net for lost events
 // or a watcher that cannot start, every Rescan period. It returns when ctx
-// is cancelled (finishing the request in hand) or when the runtime
-// directories become unsafe.
+// is cancelled (finishing the request in hand). A pass that finds a
+// runtime directory unsafe is refused (nothing in the folder is read or
+// written; Drain logs it, rate-limited) and Watch keeps going: the next
+// pass checks again and serves once the folder is safe (docs/bridge.md,
+// "The worker").
 func (w *Worker) Watch(ctx context.Context) error {
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		w.log.Warn("file watcher unavailable; rescanning periodically only", "err", err)
 		watcher = nil
 	}
-	watched := ""
+	// watched is the requests folder the watch is on, by identity: a
+	// folder replaced under the same path needs a new watch.
+	var watched *dir
 	addWatch := func() {
-		if watcher == nil || watched == w.requests.path {
+		if watcher == nil || watched == w.requests {
 			return
 		}
-		if watched != "" {
-			_ = watcher.Remove(watched)
+		if watched != nil {
+			_ = watcher.Remove(watched.path)
 		}
+		watched = w.requests
 		if err := watcher.Add(w.requests.path); err != nil {
 			w.log.Warn("cannot watch the requests folder; rescanning periodically only", "err", err)
-			return
 		}
-		watched = w.requests.path
 	}
 	if watcher != nil {
 		defer watcher.Close()
@@ -51,11 +55,14 @@ func (w *Worker) Watch(ctx context.Context) error {
 
 	drain := func() error {
 		_, err := w.Drain(ctx)
+		if w.passed != nil {
+			w.passed(err)
+		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return ctx.Err()
 		}
 		if errors.Is(err, ErrUnsafe) {
-			return err
+			return nil // refused and logged by Drain; checked again next pass
 		}
 		if err != nil {
 			w.log.Error("bridge pass failed; retrying", "err", err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
 // Runtime layout inside the bridge folder (seed 000, "Bridge Folder
@@ -109,9 +110,16 @@ type Worker struct {
 	// answered in parallel.
 	recMu sync.Mutex
 	stuck map[string]bool // requests that could not be removed (logged once)
+	// unsafeErr is the refusal in force (empty while the runtime
+	// directories are safe) and unsafeLogged when it was last logged.
+	unsafeErr    string
+	unsafeLogged time.Time
 	// pause, when set (tests), runs between the steps of answering, to
 	// widen the windows a crash test kills the worker in.
 	pause func()
+	// passed, when set (tests), is called after every Watch pass with its
+	// error, so a test can count passes instead of sleeping.
+	passed func(error)
 }
 
 // Stats counts what one Drain did.
@@ -188,28 +196,64 @@ func NewWorker(o Options) (*Worker, error) {
 	return w, nil
 }
 
-func (w *Worker) openDirs() error {
-	var err error
-	for _, d := range []*dir{w.nonces, w.responses, w.requests, w.control, w.root} {
+// runtimeDirs are the five runtime directories, opened and checked.
+type runtimeDirs struct {
+	root, control, requests, responses, nonces *dir
+}
+
+func (r runtimeDirs) close() {
+	for _, d := range []*dir{r.nonces, r.responses, r.requests, r.control, r.root} {
 		if d != nil {
 			d.close()
 		}
 	}
-	if w.root, err = openDir(nil, w.opts.Dir, true); err != nil {
+}
+
+// openRuntimeDirs opens and checks the runtime directories under root,
+// creating missing ones 0700. It is all or nothing: on an error every
+// directory it opened is closed again.
+func openRuntimeDirs(root string) (runtimeDirs, error) {
+	var r runtimeDirs
+	var err error
+	fail := func(err error) (runtimeDirs, error) {
+		r.close()
+		return runtimeDirs{}, err
+	}
+	if r.root, err = openDir(nil, root, true); err != nil {
+		return fail(err)
+	}
+	if r.control, err = openDir(r.root, ControlDir, true); err != nil {
+		return fail(err)
+	}
+	if r.requests, err = openDir(r.control, RequestsDir, true); err != nil {
+		return fail(err)
+	}
+	if r.responses, err = openDir(r.control, ResponsesDir, true); err != nil {
+		return fail(err)
+	}
+	if r.nonces, err = openDir(r.root, NoncesDir, true); err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// dirs returns the worker's current runtime directories.
+func (w *Worker) dirs() runtimeDirs {
+	return runtimeDirs{w.root, w.control, w.requests, w.responses, w.nonces}
+}
+
+// setDirs replaces the worker's runtime directories, closing the old ones.
+func (w *Worker) setDirs(r runtimeDirs) {
+	w.dirs().close()
+	w.root, w.control, w.requests, w.responses, w.nonces = r.root, r.control, r.requests, r.responses, r.nonces
+}
+
+func (w *Worker) openDirs() error {
+	r, err := openRuntimeDirs(w.opts.Dir)
+	if err != nil {
 		return err
 	}
-	if w.control, err = openDir(w.root, ControlDir, true); err != nil {
-		return err
-	}
-	if w.requests, err = openDir(w.control, RequestsDir, true); err != nil {
-		return err
-	}
-	if w.responses, err = openDir(w.control, ResponsesDir, true); err != nil {
-		return err
-	}
-	if w.nonces, err = openDir(w.root, NoncesDir, true); err != nil {
-		return err
-	}
+	w.setDirs(r)
 	return nil
 }
 
@@ -253,11 +297,7 @@ func (w *Worker) Close() error {
 	if w.ids != nil {
 		w.ids.close()
 	}
-	for _, d := range []*dir{w.nonces, w.responses, w.requests, w.control, w.root} {
-		if d != nil {
-			d.close()
-		}
-	}
+	w.dirs().close()
 	return nil
 }
 
@@ -299,10 +339,16 @@ func (w *Worker) Drain(ctx context.Context) (Stats, error) {
 	if err := w.acquire(ctx); err != nil {
 		return st, err
 	}
-	defer unlockFile(w.lock)
-	if err := w.checkDirs(); err != nil {
+	defer func() { unlockFile(w.lock) }() // reopen may have replaced it
+	err := w.checkDirs()
+	if errors.Is(err, ErrUnsafe) {
+		w.noteSafety(err)
 		return st, err
 	}
+	if err != nil {
+		return st, err
+	}
+	w.noteSafety(nil)
 	if err := w.ids.refresh(); err != nil {
 		return st, err
 	}
@@ -377,50 +423,82 @@ func (w *Worker) count(f func()) {
 }
 
 // checkDirs re-verifies the runtime directories; one that was replaced is
-// reopened (and checked again), one that became unsafe stops the pass.
+// reopened (and checked again), one that became unsafe stops the pass. A
+// failed reopen keeps the directories the worker had (still open, never
+// used for this pass), so the next pass checks the paths again and serves
+// as soon as they are safe (docs/bridge.md, "The worker").
 func (w *Worker) checkDirs() error {
 	for _, d := range []*dir{w.root, w.control, w.requests, w.responses, w.nonces} {
 		err := d.recheck()
 		if errors.Is(err, errMoved) {
-			w.log.Warn("bridge directory replaced; reopening", "path", d.path)
+			if w.unsafeErr == "" {
+				w.log.Warn("bridge directory replaced; reopening", "path", d.path)
+			}
 			return w.reopen()
 		}
 		if err != nil {
-			w.log.Error("refusing to serve", "err", err)
 			return err
 		}
 	}
 	return nil
 }
 
+// reopen opens the runtime directories afresh. It changes nothing until
+// everything is open and checked: the directories, and, when control/ is
+// another directory now, its lock (taken before the old one is given up)
+// and id record.
 func (w *Worker) reopen() error {
-	oldControl := w.control.info
-	if err := w.openDirs(); err != nil {
-		w.log.Error("refusing to serve", "err", err)
+	r, err := openRuntimeDirs(w.opts.Dir)
+	if err != nil {
 		return err
 	}
-	if w.control.info.same(oldControl) {
-		return nil // control/ itself is the same: keep the lock and the id record
+	if r.control.info.same(w.control.info) {
+		w.setDirs(r) // control/ itself is the same: keep the lock and the id record
+		return nil
 	}
-	lock, err := w.control.openPrivate(lockName, oRDWR)
+	lock, err := r.control.openPrivate(lockName, oRDWR)
 	if err != nil {
+		r.close()
 		return fmt.Errorf("bridge lock file: %w", err)
 	}
-	ids, err := openIDRecord(w.control)
+	ids, err := openIDRecord(r.control)
 	if err != nil {
 		lock.Close()
+		r.close()
 		return err
 	}
-	// Take the new lock before giving up the old one.
 	if ok, err := tryLockFile(lock); err != nil || !ok {
 		lock.Close()
 		ids.close()
+		r.close()
 		return fmt.Errorf("bridge lock: busy after the folder was replaced; retrying on the next pass")
 	}
+	w.setDirs(r)
 	w.lock.Close()
 	w.ids.close()
 	w.lock, w.ids = lock, ids
 	return w.ids.refresh()
+}
+
+// unsafeLogEvery is how often a refusal that goes on is logged again.
+const unsafeLogEvery = 10 * time.Minute
+
+// noteSafety logs the runtime directories' state after a check: a refusal
+// when it starts, when its reason changes and then every unsafeLogEvery
+// (not once per poll: --watch checks every 2 s), and the recovery.
+func (w *Worker) noteSafety(err error) {
+	now := w.opts.Now()
+	if err == nil {
+		if w.unsafeErr != "" {
+			w.log.Info("bridge folder safe again; serving")
+			w.unsafeErr = ""
+		}
+		return
+	}
+	if msg := err.Error(); msg != w.unsafeErr || now.Sub(w.unsafeLogged) >= unsafeLogEvery {
+		w.log.Error("refusing to serve until the bridge folder is safe again; nothing is read from or written to it meanwhile", "err", err)
+		w.unsafeErr, w.unsafeLogged = msg, now
+	}
 }
 
 type queued struct {
@@ -890,7 +968,9 @@ func (w *Worker) openBackend(ctx context.Context) (Backend, error) {
 // (Detailed), detail fields such as a failed send's delivery report.
 func (w *Worker) errorResponse(id, version string, err error) reply {
 	code := errorCode(err)
-	e := errorBody{ID: id, Error: err.Error(), BridgeRole: string(w.role),
+	// The error may quote the request or a file: escaped and bounded
+	// (docs/security.md, "Errors that quote input").
+	e := errorBody{ID: id, Error: sanitize.Message(err.Error()), BridgeRole: string(w.role),
 		AllowedActions: AllowedActions(w.role, version, w.opts.Extensions)}
 	if version != Version13 {
 		return reply{data: encodeError(e), code: code}
@@ -1014,12 +1094,10 @@ func PrepareFolder(path string) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(abs), err)
 	}
-	w := &Worker{opts: Options{Dir: abs}}
-	err = w.openDirs()
-	for _, d := range []*dir{w.nonces, w.responses, w.requests, w.control, w.root} {
-		if d != nil {
-			d.close()
-		}
+	r, err := openRuntimeDirs(abs)
+	if err != nil {
+		return err
 	}
-	return err
+	r.close()
+	return nil
 }

@@ -25,6 +25,11 @@ const fullDiskAccessFix = "Grant Full Disk Access: System Settings → Privacy &
 	"turn it on for the app that runs tidings (Terminal, iTerm, your MCP client, or the tidings helper), " +
 	"then quit and reopen that app. In bridge mode only the helper needs it."
 
+// incompleteFix is the remedy for ErrIncompleteSchema.
+const incompleteFix = "This copy of the database is damaged or partial (a table or column Messages always has is missing): " +
+	"point --imessage at the live ~/Library/Messages/chat.db, or use an sms.db from a new, complete iPhone backup; " +
+	"a copy made by another tool may have dropped it."
+
 // DefaultChatDB returns the platform's chat.db location for the current user
 // (it exists only on a Mac signed in to Messages).
 func DefaultChatDB() string {
@@ -55,7 +60,10 @@ func CheckDatabase(ctx context.Context, path string) []Check {
 	r, err := Open(ctx, path, Options{NoFallback: true})
 	if err != nil {
 		fix := permissionFix(path)
-		if errors.Is(err, ErrNotMessagesDB) || isNotADatabase(err) {
+		switch {
+		case errors.Is(err, ErrIncompleteSchema):
+			fix = incompleteFix
+		case errors.Is(err, ErrNotMessagesDB) || isNotADatabase(err):
 			fix = "This file is not a Messages database; pass chat.db (macOS) or sms.db (iPhone backup)."
 		}
 		return append(checks, Check{Name: "messages database readable", Detail: err.Error(), Fix: fix})

@@ -24,6 +24,12 @@ var ErrNotFound = errors.New("not found")
 // lacks the tables of a Messages database.
 var ErrNotMessagesDB = errors.New("not a Messages database (no message/chat tables)")
 
+// ErrIncompleteSchema means the file is a Messages database (it has a
+// message or chat table) that lacks a table or a column the reader needs:
+// a damaged or partial copy. Reading it anyway would fail halfway or, for
+// a column such as message.date, return wrong answers without an error.
+var ErrIncompleteSchema = errors.New("incomplete Messages database")
+
 // Options configures Open. The zero value reads a live chat.db.
 type Options struct {
 	// Home replaces the user's home directory when attachment paths starting
@@ -141,7 +147,9 @@ func openDB(ctx context.Context, path string, immutable bool) (*sql.DB, error) {
 		db.Close()
 		return nil, err
 	}
-	if n < 2 {
+	// One of the two is enough to be a Messages database; the schema probe
+	// names what else is missing (ErrIncompleteSchema).
+	if n == 0 {
 		db.Close()
 		return nil, ErrNotMessagesDB
 	}

@@ -61,6 +61,49 @@ func probe(ctx context.Context, db *sql.DB) (*schema, Capabilities, error) {
 	return s, c, nil
 }
 
+// neededColumns are the columns the reader names directly in its queries
+// (not through schema.col, which turns a missing column into a neutral
+// value), per table. A required table must exist; an optional one (older
+// schemas lack it) must have them when it exists. Without one of them a
+// sync would stop halfway with a raw SQL error or, for message.date,
+// is_from_me and handle_id, read every message as sent in 2001, received
+// and from nobody, without an error; so Open refuses the file and says
+// which table and column are missing (docs/imessage.md).
+var neededColumns = []struct {
+	table    string
+	required bool
+	cols     []string
+}{
+	{"message", true, []string{"guid", "date", "is_from_me", "handle_id"}},
+	{"chat", true, []string{"guid"}},
+	{"handle", true, []string{"id"}},
+	{"chat_message_join", true, []string{"chat_id", "message_id"}},
+	{"chat_handle_join", false, []string{"chat_id", "handle_id"}},
+	{"attachment", false, []string{"guid"}},
+	{"message_attachment_join", false, []string{"message_id", "attachment_id"}},
+	{"deleted_messages", false, []string{"guid"}},
+	{"chat_recoverable_message_join", false, []string{"message_id", "chat_id", "delete_date"}},
+}
+
+// needed checks neededColumns, and that message has a body column (text,
+// or attributedBody where modern rows keep their text).
+func (s *schema) needed() error {
+	for _, n := range neededColumns {
+		if !s.tables[n.table] {
+			continue
+		}
+		for _, c := range n.cols {
+			if !s.cols.has(n.table, c) {
+				return fmt.Errorf("%w: table %s has no column %s", ErrIncompleteSchema, n.table, c)
+			}
+		}
+	}
+	if !s.cols.has("message", "text") && !s.cols.has("message", "attributedBody") {
+		return fmt.Errorf("%w: table message has neither a text nor an attributedBody column", ErrIncompleteSchema)
+	}
+	return nil
+}
+
 var probedTables = []string{
 	"message", "chat", "handle", "attachment", "chat_message_join", "chat_handle_join",
 	"message_attachment_join", "deleted_messages", "chat_recoverable_message_join",
@@ -84,9 +127,12 @@ func probeSchema(ctx context.Context, db *sql.DB) (*schema, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("probe schema: %w", err)
 	}
-	for _, t := range []string{"message", "chat", "handle", "chat_message_join"} {
-		if !s.tables[t] {
-			return nil, fmt.Errorf("%w: table %s missing", ErrNotMessagesDB, t)
+	if !s.tables["message"] && !s.tables["chat"] {
+		return nil, ErrNotMessagesDB
+	}
+	for _, n := range neededColumns {
+		if n.required && !s.tables[n.table] {
+			return nil, fmt.Errorf("%w: table %s is missing", ErrIncompleteSchema, n.table)
 		}
 	}
 	for _, t := range probedTables {
@@ -111,6 +157,9 @@ func probeSchema(ctx context.Context, db *sql.DB) (*schema, error) {
 			return nil, fmt.Errorf("probe columns of %s: %w", t, err)
 		}
 		s.cols[t] = set
+	}
+	if err := s.needed(); err != nil {
+		return nil, err
 	}
 	// Is there an index whose first column is chat_message_join.message_id?
 	// Without one, every paged lookup by message would scan the whole join.

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -9,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/policy/coerce"
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
 // Hint is an explicit tool annotation value. Its zero value is HintUnset,
@@ -112,10 +115,26 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 		t.InputSchema = schema
 	}
 	t.register = func(s *mcp.Server, def *mcp.Tool, d *Deps) {
-		mcp.AddTool(s, def, factory(d))
+		h := factory(d)
+		mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+			res, out, err := h(ctx, req, in)
+			if _, wire := err.(*jsonrpc.Error); err != nil && !wire { // go-sdk passes a wire error on by type
+				err = quotedError{err}
+			}
+			return res, out, err
+		})
 	}
 	return t
 }
+
+// quotedError is the tool results' catch-all for errors that quote input
+// (a file's content, a path read from a file): the isError text is escaped
+// and bounded by sanitize.Message (docs/security.md, "Errors that quote
+// input"); errors.Is and errors.As see the original.
+type quotedError struct{ err error }
+
+func (e quotedError) Error() string { return sanitize.Message(e.err.Error()) }
+func (e quotedError) Unwrap() error { return e.err }
 
 // Def returns the go-sdk tool definition with the annotations filled from
 // the explicit hints.
