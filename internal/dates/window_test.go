@@ -9,7 +9,7 @@ import (
 // TestExtractDates: the query grammar reads each phrase as a range counted
 // back from now (moved with the parser from internal/index).
 func TestExtractDates(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // Monday
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // Monday; literal date: calendar arithmetic against literal dates, clock pinned
 	d := func(s string) time.Time { t, _ := time.Parse("2006-01-02", s); return t }
 	for _, c := range []struct {
 		in       string

@@ -78,8 +78,8 @@ func TestParseAmount(t *testing.T) {
 // grammar does: it knew up to "six" and "a few", not "ten" or "few".
 func TestDueGrammarKnowsTheWholeVocabulary(t *testing.T) {
 	pst := time.FixedZone("PST", -8*3600)
-	ref := time.Date(2026, 11, 30, 10, 0, 0, 0, pst) // literal date: Monday, as TestParseDue
-	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, pst) }
+	ref := time.Date(2026, 11, 30, 10, 0, 0, 0, pst)                                             // literal date: Monday, as TestParseDue
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, pst) } // literal date: calendar arithmetic
 	for _, tc := range []struct {
 		s     string
 		start time.Time

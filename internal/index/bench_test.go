@@ -37,7 +37,7 @@ var (
 
 // benchEnd is the synthetic history's newest message and the benchmarks'
 // clock, so relative dates in the queries read the same on every run.
-var benchEnd = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+var benchEnd = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // literal date: the synthetic history's fixed end; every clock here is pinned to it
 
 var (
 	benchOnce sync.Once
