@@ -138,7 +138,7 @@ func (d *ServiceData) Search(ctx context.Context, p SearchParams) (SearchResult,
 func (d *ServiceData) ChatHistory(ctx context.Context, p ChatHistoryParams) (ChatHistoryResult, error) {
 	since := d.now().Add(-time.Duration(p.Days * float64(24*time.Hour)))
 	out := ChatHistoryResult{Messages: []Message{}}
-	page, err := d.S.Messages(ctx, service.MessagesParams{Chat: p.Chat, Limit: min(p.Limit, 200)})
+	page, err := d.S.Messages(ctx, service.MessagesParams{Chat: p.Chat, Limit: min(p.Limit, service.MaxMessagesLimit)})
 	if err != nil {
 		return ChatHistoryResult{}, serviceErr(err)
 	}
@@ -154,7 +154,7 @@ func (d *ServiceData) ChatHistory(ctx context.Context, p ChatHistoryParams) (Cha
 		if !page.More || len(page.Messages) == 0 || page.Messages[0].Time.Before(since) || len(msgs) >= p.Limit {
 			break
 		}
-		page, err = d.S.Messages(ctx, service.MessagesParams{Chat: p.Chat, Limit: min(p.Limit-len(msgs), 200), Cursor: page.NextCursor})
+		page, err = d.S.Messages(ctx, service.MessagesParams{Chat: p.Chat, Limit: min(p.Limit-len(msgs), service.MaxMessagesLimit), Cursor: page.NextCursor})
 		if err != nil {
 			return ChatHistoryResult{}, serviceErr(err)
 		}
@@ -269,13 +269,6 @@ func ServiceExtensions(svc func(ctx context.Context, b Backend) (*service.Servic
 	}
 }
 
-// Bounds of the 1.3 message actions: those of the MCP tools they carry.
-const (
-	maxListLimit     = 200 // list_conversations
-	maxMessagesLimit = 200 // get_conversation_messages
-	maxReviewContext = 10  // review_messages
-)
-
 // WindowNote is added to a search_messages answer whose window the bridge
 // narrowed to the read window.
 var WindowNote = fmt.Sprintf("over the bridge, search covers the last %d days only (the bridge protocol's read window); older messages are not searched", MaxReadDays)
@@ -295,8 +288,8 @@ func boundedList(s *service.Service, ctx context.Context, p service.ListParams) 
 	if p.Days < 0 {
 		return service.ConversationList{}, paramErrf("Days must be greater than 0 and at most %d (0 or absent means %d)", MaxReadDays, MaxReadDays)
 	}
-	p.Limit = min(p.Limit, maxListLimit)
-	p.Days = min(p.Days, MaxReadDays) // the service caps it too
+	p.Limit = min(p.Limit, service.MaxListLimit) // the MCP tool's bound (internal/service/limits.go)
+	p.Days = min(p.Days, MaxReadDays)            // the service caps it too
 	return s.ListConversations(ctx, p)
 }
 
@@ -304,7 +297,7 @@ func boundedMessages(s *service.Service, ctx context.Context, p service.Messages
 	if err := atLeast0("Limit", p.Limit); err != nil {
 		return service.MessagePage{}, err
 	}
-	p.Limit = min(p.Limit, maxMessagesLimit)
+	p.Limit = min(p.Limit, service.MaxMessagesLimit)
 	p.WindowDays = MaxReadDays // chat_history's cap; a client cannot lift it
 	return s.Messages(ctx, p)
 }
@@ -366,7 +359,7 @@ func boundedReview(s *service.Service, ctx context.Context, p service.ReviewPara
 	if err := atLeast0("Context", p.Context); err != nil {
 		return service.Review{}, err
 	}
-	p.Context = min(p.Context, maxReviewContext)
+	p.Context = min(p.Context, service.MaxReviewContext)
 	floor := s.ReadWindowStart(MaxReadDays)
 	r, err := s.Review(ctx, p) // days: (0, 90], refused outside, as the MCP tool
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/dates"
 )
 
 // Due is when a commitment is due, read from the words of the message and
@@ -21,37 +23,24 @@ type Due struct {
 }
 
 var (
-	reWeekday  = mustRx(`\b(next |this |on |by |until |before )?(monday|mon|tuesday|tues|tue|wednesday|weds|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)\b`, "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+	reWeekday  = mustRx(`\b(next |this |on |by |until |before )?(`+dates.WeekdayPattern()+`)\b`, "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 	reRelDay   = mustRx(`\b(today|tonight|this evening|this afternoon|this morning|tomorrow|tmrw|tmr|tomorow|tomorrow night|this weekend|next weekend|this week|next week|end of (?:the )?week|eow|next month|this month|end of (?:the )?month|eod|end of (?:the )?day)\b`, "today", "tonight", "this ", "tom", "tmr", "weekend", "week", "eow", "month", "eod", "end of")
-	reIn       = mustRx(`\bin (a|an|one|two|three|four|five|six|a couple of|a few|\d{1,3}) (minutes?|mins?|hours?|hrs?|days?|weeks?|months?)\b`, "in ")
-	reMonthDay = mustRx(`\b(jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)\.? (\d{1,2})(?:st|nd|rd|th)?(?:\s*(?:-|–|—|to)\s*(\d{1,2})(?:st|nd|rd|th)?)?(?:,? (\d{4}))?\b`, monthHints...)
-	reDayMonth = mustRx(`\b(\d{1,2})(?:st|nd|rd|th)? (?:of )?(jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december)\b`, monthHints...)
+	reIn       = mustRx(`\bin (`+dates.CountPattern()+`) (minutes?|mins?|hours?|hrs?|days?|weeks?|months?)\b`, "in ")
+	reMonthDay = mustRx(`\b(`+dates.MonthPattern(true)+`)\.? (\d{1,2})(?:st|nd|rd|th)?(?:\s*(?:-|–|—|to)\s*(\d{1,2})(?:st|nd|rd|th)?)?(?:,? (\d{4}))?\b`, monthHints...)
+	reDayMonth = mustRx(`\b(\d{1,2})(?:st|nd|rd|th)? (?:of )?(`+dates.MonthPattern(true)+`)\b`, monthHints...)
 	reNumeric  = mustRx(`\b(\d{1,2})/(\d{1,2})(?:/(\d{2}|\d{4}))?\b`, "/")
 	reOrdinal  = mustRx(`\b(?:the|on the|by the) (\d{1,2})(st|nd|rd|th)\b`, "the ")
 	reTime     = mustRx(`(?:\b(at|by|around|before|after|@|from)\s*)?\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\b|$)`, digitHints...)
 	reNoon     = mustRx(`\b(noon|midday|midnight)\b`, "noon", "midday", "midnight")
-	reMonth    = mustRx(`\b(?:in|by|this|next|early|late|mid|until|before)[ -](january|february|march|april|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b`, monthHints...)
+	reMonth    = mustRx(`\b(?:in|by|this|next|early|late|mid|until|before)[ -](`+dates.MonthPattern(false)+`)\b`, monthHints...)
 )
-
-var months = map[string]time.Month{
-	"jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4, "may": 5,
-	"jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9, "september": 9,
-	"oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
-}
-
-var weekdays = map[string]time.Weekday{
-	"sun": 0, "sunday": 0, "mon": 1, "monday": 1, "tue": 2, "tues": 2, "tuesday": 2, "wed": 3, "weds": 3,
-	"wednesday": 3, "thu": 4, "thur": 4, "thurs": 4, "thursday": 4, "fri": 5, "friday": 5, "sat": 6, "saturday": 6,
-}
-
-var smallNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a couple of": 2, "a few": 3}
 
 // parseDue reads a due date or time from a lower-cased sentence written at
 // ref (in loc). It returns nil when the sentence names no date or time.
 // Evening activities ("dinner at 8") read small hours as p.m.
 func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 	ref = ref.In(loc)
-	today := time.Date(ref.Year(), ref.Month(), ref.Day(), 0, 0, 0, 0, loc)
+	today := dates.DayStart(ref)
 	var d *Due
 	day := func(t time.Time, phrase string) *Due {
 		return &Due{Phrase: phrase, Start: t, End: t.AddDate(0, 0, 1), Precision: "day"}
@@ -64,7 +53,7 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 		if m[4] != "" {
 			y, _ = strconv.Atoi(m[4])
 		}
-		d = dateOf(y, months[m[1]], n, today, m[4] == "", m[0], loc)
+		d = dateOf(y, dates.Months[m[1]], n, today, m[4] == "", m[0], loc)
 		if d != nil && m[3] != "" {
 			if e, _ := strconv.Atoi(m[3]); e > n && e <= 31 {
 				d.End = time.Date(d.Start.Year(), d.Start.Month(), e+1, 0, 0, 0, 0, loc)
@@ -74,7 +63,7 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 	case reDayMonth.MatchString(s):
 		m := reDayMonth.FindStringSubmatch(s)
 		n, _ := strconv.Atoi(m[1])
-		d = dateOf(ref.Year(), months[m[2]], n, today, true, m[0], loc)
+		d = dateOf(ref.Year(), dates.Months[m[2]], n, today, true, m[0], loc)
 	case reNumeric.MatchString(s):
 		m := reNumeric.FindStringSubmatch(s)
 		mo, _ := strconv.Atoi(m[1])
@@ -106,7 +95,7 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 			}
 			d = &Due{Phrase: m, Start: sat, End: sat.AddDate(0, 0, 2), Precision: "weekend"}
 		case "this week", "end of week", "end of the week", "eow":
-			mon := weekStart(today)
+			mon := dates.WeekStart(today)
 			d = &Due{Phrase: m, Start: today, End: mon.AddDate(0, 0, 7), Precision: "week"}
 			if m != "this week" {
 				fri := mon.AddDate(0, 0, 4)
@@ -116,18 +105,17 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 				d = day(fri, m)
 			}
 		case "next week":
-			mon := weekStart(today).AddDate(0, 0, 7)
+			mon := dates.WeekStart(today).AddDate(0, 0, 7)
 			d = &Due{Phrase: m, Start: mon, End: mon.AddDate(0, 0, 7), Precision: "week"}
 		case "this month", "end of month", "end of the month":
-			first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, loc)
-			d = &Due{Phrase: m, Start: today, End: first.AddDate(0, 1, 0), Precision: "month"}
+			d = &Due{Phrase: m, Start: today, End: dates.MonthStart(today).AddDate(0, 1, 0), Precision: "month"}
 		case "next month":
-			first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, loc).AddDate(0, 1, 0)
+			first := dates.MonthStart(today).AddDate(0, 1, 0)
 			d = &Due{Phrase: m, Start: first, End: first.AddDate(0, 1, 0), Precision: "month"}
 		}
 	case reWeekday.MatchString(s):
 		m := reWeekday.FindStringSubmatch(s)
-		wd := weekdays[m[2]]
+		wd := dates.Weekdays[m[2]]
 		if m[2] == "sat" || m[2] == "sun" || m[2] == "wed" || m[2] == "mon" {
 			// Short forms that are also words ("sun", "wed" …) count only
 			// with a preposition.
@@ -135,16 +123,11 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 				break
 			}
 		}
-		delta := (int(wd) - int(today.Weekday()) + 7) % 7
-		if delta == 0 {
-			// "on saturday" said on a Saturday means next week's: today
-			// would be "today" or "tonight".
-			delta = 7
-		}
-		t := today.AddDate(0, 0, delta)
+		// "on saturday" said on a Saturday means next week's: today would
+		// be "today" or "tonight".
+		t := dates.Upcoming(today, wd)
 		if strings.TrimSpace(m[1]) == "next" {
-			// "next friday": the one in next week.
-			t = weekStart(today).AddDate(0, 0, 7+(int(wd)+6)%7)
+			t = dates.InNextWeek(today, wd) // "next friday": the one in next week
 		}
 		d = day(t, strings.TrimSpace(m[0]))
 	case reOrdinal.MatchString(s):
@@ -160,10 +143,7 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 		d = day(t, m[0])
 	case reIn.MatchString(s):
 		m := reIn.FindStringSubmatch(s)
-		n, ok := smallNumbers[m[1]]
-		if !ok {
-			n, _ = strconv.Atoi(m[1])
-		}
+		n := dates.Count(m[1])
 		var t time.Time
 		prec := "day"
 		switch m[2][0] {
@@ -188,11 +168,7 @@ func parseDue(s string, ref time.Time, loc *time.Location) *Due {
 		}
 	case reMonth.MatchString(s):
 		m := reMonth.FindStringSubmatch(s)
-		mo := months[m[1]]
-		first := time.Date(today.Year(), mo, 1, 0, 0, 0, 0, loc)
-		if mo < today.Month() {
-			first = first.AddDate(1, 0, 0)
-		}
+		first := dates.ComingMonth(today, dates.Months[m[1]])
 		d = &Due{Phrase: m[0], Start: first, End: first.AddDate(0, 1, 0), Precision: "month"}
 	}
 	if h, mi, phrase, ok := parseClock(s); ok {
@@ -237,10 +213,6 @@ func dateOf(y int, mo time.Month, n int, today time.Time, guessYear bool, phrase
 		t = t.AddDate(1, 0, 0)
 	}
 	return &Due{Phrase: phrase, Start: t, End: t.AddDate(0, 0, 1), Precision: "day"}
-}
-
-func weekStart(t time.Time) time.Time {
-	return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7))
 }
 
 // eveningWords make a bare small hour mean p.m.

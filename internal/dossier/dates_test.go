@@ -72,3 +72,27 @@ func TestParseAmount(t *testing.T) {
 		t.Errorf("amount in a time: %+v", a)
 	}
 }
+
+// TestDueGrammarKnowsTheWholeVocabulary: the due grammar reads every count
+// word of the shared vocabulary (internal/dates), as the search query
+// grammar does: it knew up to "six" and "a few", not "ten" or "few".
+func TestDueGrammarKnowsTheWholeVocabulary(t *testing.T) {
+	pst := time.FixedZone("PST", -8*3600)
+	ref := time.Date(2026, 11, 30, 10, 0, 0, 0, pst)                                             // literal date: Monday, as TestParseDue
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, pst) } // literal date: calendar arithmetic
+	for _, tc := range []struct {
+		s     string
+		start time.Time
+	}{
+		{"i'll send it in ten days", day(12, 10)},
+		{"back in seven days", day(12, 7)},
+		{"in few days", day(12, 3)},
+		{"in couple of days", day(12, 2)},
+		{"see you next thurs", day(12, 10)},
+	} {
+		d := parseDue(tc.s, ref, pst)
+		if d == nil || !d.Start.Equal(tc.start) {
+			t.Errorf("parseDue(%q) = %+v, want %s", tc.s, d, tc.start)
+		}
+	}
+}

@@ -48,41 +48,30 @@ func (ix *Index) loadLocked(ctx context.Context, q queryer, full bool) error {
 		*k.dst = v
 	}
 	// docmeta chunks.
-	rows, err := q.QueryContext(ctx, "SELECT chunk, data FROM docmeta WHERE ver > ? ORDER BY chunk", since)
-	if err != nil {
-		return fmt.Errorf("load docmeta: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(q.QueryContext(ctx, "SELECT chunk, data FROM docmeta WHERE ver > ? ORDER BY chunk", since))(func(r *sql.Rows) error {
 		var c int
 		var b []byte
-		if err := rows.Scan(&c, &b); err != nil {
-			rows.Close()
-			return fmt.Errorf("load docmeta: %w", err)
-		}
-		if err := m.decodeChunk(c, b); err != nil {
-			rows.Close()
+		if err := r.Scan(&c, &b); err != nil {
 			return err
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return m.decodeChunk(c, b)
+	})
+	if err != nil {
 		return fmt.Errorf("load docmeta: %w", err)
 	}
 	// Memberships in further conversations (rare).
 	clear(m.extra)
-	rows, err = q.QueryContext(ctx, "SELECT msg, conv FROM message_chats ORDER BY msg")
-	if err != nil {
-		return fmt.Errorf("load memberships: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(q.QueryContext(ctx, "SELECT msg, conv FROM message_chats ORDER BY msg"))(func(r *sql.Rows) error {
 		var id, c int64
-		if err := rows.Scan(&id, &c); err != nil {
-			rows.Close()
+		if err := r.Scan(&id, &c); err != nil {
 			return err
 		}
 		m.extra[uint32(id)] = append(m.extra[uint32(id)], uint32(c))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load memberships: %w", err)
 	}
-	rows.Close()
 	if err := ix.loadConversations(ctx, q); err != nil {
 		return err
 	}
@@ -113,22 +102,18 @@ func (m *memState) replaceWith(n *memState) {
 
 func (ix *Index) loadTerms(ctx context.Context, q queryer) error {
 	v := newVocab()
-	rows, err := q.QueryContext(ctx, "SELECT term, df FROM terms")
-	if err != nil {
-		return fmt.Errorf("load terms: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(q.QueryContext(ctx, "SELECT term, df FROM terms"))(func(r *sql.Rows) error {
 		var t string
 		var n int32
-		if err := rows.Scan(&t, &n); err != nil {
-			return fmt.Errorf("load terms: %w", err)
+		if err := r.Scan(&t, &n); err != nil {
+			return err
 		}
 		if n > 0 {
 			v.df[t] = n
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("load terms: %w", err)
 	}
 	ix.mem.voc = v
@@ -140,98 +125,79 @@ func (ix *Index) loadTerms(ctx context.Context, q queryer) error {
 func (ix *Index) loadConversations(ctx context.Context, q queryer) error {
 	m := ix.mem
 	m.handleStr, m.handleKey, m.handleByS = map[uint32]string{}, map[uint32]string{}, map[string]uint32{}
-	rows, err := q.QueryContext(ctx, "SELECT id, handle, norm FROM handles")
-	if err != nil {
-		return fmt.Errorf("load handles: %w", err)
-	}
-	for rows.Next() {
+	err := eachRow(q.QueryContext(ctx, "SELECT id, handle, norm FROM handles"))(func(r *sql.Rows) error {
 		var id int64
 		var h, n string
-		if err := rows.Scan(&id, &h, &n); err != nil {
-			rows.Close()
-			return fmt.Errorf("load handles: %w", err)
+		if err := r.Scan(&id, &h, &n); err != nil {
+			return err
 		}
 		m.handleStr[uint32(id)], m.handleKey[uint32(id)], m.handleByS[h] = h, n, uint32(id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("load handles: %w", err)
 	}
 	m.sourceKind = map[int64]string{}
-	rows, err = q.QueryContext(ctx, "SELECT id, kind FROM sources")
+	err = eachRow(q.QueryContext(ctx, "SELECT id, kind FROM sources"))(func(r *sql.Rows) error {
+		var id int64
+		var k string
+		if err := r.Scan(&id, &k); err != nil {
+			return err
+		}
+		m.sourceKind[id] = k
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("load sources: %w", err)
 	}
-	for rows.Next() {
-		var id int64
-		var k string
-		if err := rows.Scan(&id, &k); err != nil {
-			rows.Close()
-			return fmt.Errorf("load sources: %w", err)
-		}
-		m.sourceKind[id] = k
-	}
-	rows.Close()
 	m.convByID = map[uint32]*convInfo{}
-	rows, err = q.QueryContext(ctx, `SELECT c.id, c.source, s.kind, c.guid, c.row_id, c.identifier, c.kind, c.display_name, c.service,
-	c.archived, c.msg_count, c.last_time FROM conversations c JOIN sources s ON s.id = c.source`)
-	if err != nil {
-		return fmt.Errorf("load conversations: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(q.QueryContext(ctx, `SELECT c.id, c.source, s.kind, c.guid, c.row_id, c.identifier, c.kind, c.display_name, c.service,
+	c.archived, c.msg_count, c.last_time FROM conversations c JOIN sources s ON s.id = c.source`))(func(r *sql.Rows) error {
 		ci := &convInfo{}
 		var id int64
 		var kind string
-		if err := rows.Scan(&id, &ci.source, &ci.c.Source, &ci.c.ID, &ci.c.RowID, &ci.c.Identifier, &kind, &ci.c.DisplayName,
+		if err := r.Scan(&id, &ci.source, &ci.c.Source, &ci.c.ID, &ci.c.RowID, &ci.c.Identifier, &kind, &ci.c.DisplayName,
 			&ci.c.Service, &ci.c.Archived, &ci.msgCount, &ci.lastTime); err != nil {
-			rows.Close()
-			return fmt.Errorf("load conversations: %w", err)
+			return err
 		}
 		ci.id = uint32(id)
 		ci.c.Kind = model.ConversationKind(kind)
 		ci.allowed = true
 		m.convByID[ci.id] = ci
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("load conversations: %w", err)
 	}
-	rows, err = q.QueryContext(ctx, "SELECT conv, handle FROM participants ORDER BY conv, pos")
-	if err != nil {
-		return fmt.Errorf("load participants: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(q.QueryContext(ctx, "SELECT conv, handle FROM participants ORDER BY conv, pos"))(func(r *sql.Rows) error {
 		var c, h int64
-		if err := rows.Scan(&c, &h); err != nil {
-			rows.Close()
-			return fmt.Errorf("load participants: %w", err)
+		if err := r.Scan(&c, &h); err != nil {
+			return err
 		}
 		if ci := m.convByID[uint32(c)]; ci != nil {
 			ci.handles = append(ci.handles, uint32(h))
 			ci.c.Participants = append(ci.c.Participants, m.handleStr[uint32(h)])
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("load participants: %w", err)
 	}
 	m.names = map[string]string{}
-	rows, err = q.QueryContext(ctx, "SELECT ch.key, c.name FROM contact_handles ch JOIN contacts c ON c.id = ch.contact ORDER BY c.id DESC")
-	if err != nil {
-		return fmt.Errorf("load contact names: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(q.QueryContext(ctx, "SELECT ch.key, c.name FROM contact_handles ch JOIN contacts c ON c.id = ch.contact ORDER BY c.id DESC"))(func(r *sql.Rows) error {
 		var k, n string
-		if err := rows.Scan(&k, &n); err != nil {
-			rows.Close()
-			return fmt.Errorf("load contact names: %w", err)
+		if err := r.Scan(&k, &n); err != nil {
+			return err
 		}
 		if n != "" {
 			m.names[k] = n
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load contact names: %w", err)
 	}
-	rows.Close()
-	return rows.Err()
+	return nil
 }
 
 // refreshTx brings memory up to date inside a write transaction when

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -65,26 +66,30 @@ func (ix *Index) fitState(ctx context.Context, f Fitter, docs, epoch int64) ([]b
 
 // fitCompute fits f over the searchable texts and returns its state.
 func (ix *Index) fitCompute(ctx context.Context, f Fitter) ([]byte, error) {
+	// A read that fails part-way fails the fit: a state fitted on some of
+	// the texts must not be saved as if it covered them all.
+	var readErr error
 	docsFn := func(yield func(string) bool) {
-		rows, err := ix.rdb.QueryContext(ctx, "SELECT text, search_extra FROM messages WHERE searchable = 1")
-		if err != nil {
-			ix.log.Error("read texts for embedder fit", "err", err)
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
+		err := eachRow(ix.rdb.QueryContext(ctx, "SELECT text, search_extra FROM messages WHERE searchable = 1"))(func(r *sql.Rows) error {
 			var t string
 			var e sql.NullString
-			if rows.Scan(&t, &e) != nil {
-				return
+			if err := r.Scan(&t, &e); err != nil {
+				return err
 			}
 			if !yield(indexText(t, e.String)) {
-				return
+				return errStopRows
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopRows) && readErr == nil {
+			readErr = err
 		}
 	}
 	if err := f.Fit(ctx, docsFn); err != nil {
 		return nil, fmt.Errorf("fit embedder: %w", err)
+	}
+	if readErr != nil {
+		return nil, fmt.Errorf("fit embedder: read texts: %w", readErr)
 	}
 	state, err := f.MarshalBinary()
 	if err != nil {

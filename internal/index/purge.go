@@ -353,19 +353,17 @@ WHERE conv = ? OR id IN (SELECT msg FROM message_chats WHERE conv = ?)`, conv, c
 		}
 	}
 	var handles []int64
-	rows, err = tx.QueryContext(ctx, "SELECT handle FROM participants WHERE conv = ?", conv)
-	if err != nil {
-		return fmt.Errorf("purge: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(tx.QueryContext(ctx, "SELECT handle FROM participants WHERE conv = ?", conv))(func(r *sql.Rows) error {
 		var h int64
-		if err := rows.Scan(&h); err != nil {
-			rows.Close()
+		if err := r.Scan(&h); err != nil {
 			return err
 		}
 		handles = append(handles, h)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
 	}
-	rows.Close()
 	for _, t := range perConversationTables {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE conv = ?", conv); err != nil {
 			return fmt.Errorf("purge %s: %w", t, err)

@@ -5,10 +5,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/tidings-mcp/tidings/internal/dates"
 )
 
 // stopWords are dropped from natural-language queries (when something else
@@ -89,258 +89,7 @@ type parsedQuery struct {
 	hid *hiddenTerms
 }
 
-// dateRange is a half-open interval [from, to).
-type dateRange struct{ from, to time.Time }
-
-var (
-	reISODate    = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
-	reLastN      = regexp.MustCompile(`\b(?:in\s+the\s+|over\s+the\s+)?(?:last|past|previous)\s+(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten|few|couple\s+of)\s+(day|week|month|year)s?\b`)
-	reAgo        = regexp.MustCompile(`\b(\d{1,3}|a|one|two|three|four|five|six|seven|eight|nine|ten|couple\s+of|few)\s+(day|week|month|year)s?\s+ago\b`)
-	reRelative   = regexp.MustCompile(`\b(today|tonight|this\s+morning|this\s+afternoon|this\s+evening|yesterday|(?:this|last|past|previous)\s+(?:week|month|year|weekend))\b`)
-	reWeekdayRel = regexp.MustCompile(`\b(last|this)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
-	reWeekday    = regexp.MustCompile(`\b(on|since)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
-	reMonthRel   = regexp.MustCompile(`\b(last|this)\s+(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)()\b`)
-	reMonth      = regexp.MustCompile(`\b(in|during|since)\s+(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:\s+(\d{4}))?\b`)
-	reMonthYr    = regexp.MustCompile(`\b(january|february|march|april|may|june|july|august|september|october|november|december)\s+(\d{4})\b`)
-	reInYear     = regexp.MustCompile(`\b(in|during|since)\s+(\d{4})\b`)
-	reQuoted     = regexp.MustCompile(`"([^"]+)"`)
-)
-
-var monthNames = map[string]time.Month{
-	"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-	"june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sep": 9, "sept": 9,
-	"october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
-}
-
-var weekdays = map[string]time.Weekday{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6}
-
-var smallNumbers = map[string]int{"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-	"nine": 9, "ten": 10, "few": 3, "couple of": 2}
-
-func parseCount(s string) int {
-	s = strings.Join(strings.Fields(s), " ")
-	if n, ok := smallNumbers[s]; ok {
-		return n
-	}
-	n, _ := strconv.Atoi(s)
-	return n
-}
-
-func dayStart(t time.Time) time.Time {
-	y, m, d := t.Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
-}
-
-// weekStart returns the Monday 00:00 of t's week.
-func weekStart(t time.Time) time.Time {
-	d := dayStart(t)
-	off := (int(d.Weekday()) + 6) % 7
-	return d.AddDate(0, 0, -off)
-}
-
-func addUnit(t time.Time, unit string, n int) time.Time {
-	switch unit {
-	case "day":
-		return t.AddDate(0, 0, n)
-	case "week":
-		return t.AddDate(0, 0, 7*n)
-	case "month":
-		return t.AddDate(0, n, 0)
-	default:
-		return t.AddDate(n, 0, 0)
-	}
-}
-
-// dateMatch is one date expression found in a query.
-type dateMatch struct {
-	text string // its words, normalised
-	r    dateRange
-	// relative: counted from now (today, yesterday, last week, 3 days ago,
-	// in the last 5 days, last Friday). Named months, weekdays ("on
-	// Friday"), years and ISO dates are not.
-	relative bool
-	// window: the phrase itself asks for messages of a time window:
-	// "since …", "during …", "in the last N …", an ISO date, or "from" just
-	// before it ("texts from yesterday").
-	window     bool
-	start, end int // byte span in the query
-}
-
-// findDates finds relative and absolute date expressions in s (lower
-// case). Each is matched once: a span taken by one pattern is blanked
-// before the next pattern runs.
-func findDates(s string, now time.Time) []dateMatch {
-	work := []byte(s)
-	var out []dateMatch
-	cut := func(re *regexp.Regexp, relative bool, fn func(m []string) (dr dateRange, window, ok bool)) {
-		cur := string(work)
-		for _, loc := range re.FindAllStringSubmatchIndex(cur, -1) {
-			m := make([]string, len(loc)/2)
-			for i := range m {
-				if loc[2*i] >= 0 {
-					m[i] = cur[loc[2*i]:loc[2*i+1]]
-				}
-			}
-			dr, window, ok := fn(m)
-			if !ok {
-				continue
-			}
-			switch lastWord(s[:loc[0]]) {
-			case "from", "since", "during":
-				window = true
-			}
-			out = append(out, dateMatch{text: strings.Join(strings.Fields(m[0]), " "), r: dr, relative: relative, window: window, start: loc[0], end: loc[1]})
-			for i := loc[0]; i < loc[1]; i++ {
-				work[i] = ' '
-			}
-		}
-	}
-	today := dayStart(now)
-	cut(reISODate, false, func(m []string) (dateRange, bool, bool) {
-		t, err := time.ParseInLocation("2006-01-02", m[0], now.Location())
-		if err != nil {
-			return dateRange{}, false, false
-		}
-		return dateRange{t, t.AddDate(0, 0, 1)}, true, true
-	})
-	cut(reLastN, true, func(m []string) (dateRange, bool, bool) {
-		n := parseCount(m[1])
-		if n <= 0 {
-			return dateRange{}, false, false
-		}
-		if m[2] == "day" {
-			return dateRange{today.AddDate(0, 0, -(n - 1)), time.Time{}}, true, true
-		}
-		return dateRange{addUnit(now, m[2], -n), time.Time{}}, true, true
-	})
-	cut(reAgo, true, func(m []string) (dateRange, bool, bool) {
-		n := parseCount(m[1])
-		if n <= 0 {
-			return dateRange{}, false, false
-		}
-		switch m[2] {
-		case "day":
-			d := today.AddDate(0, 0, -n)
-			return dateRange{d, d.AddDate(0, 0, 1)}, false, true
-		case "week":
-			w := weekStart(now).AddDate(0, 0, -7*n)
-			return dateRange{w, w.AddDate(0, 0, 7)}, false, true
-		case "month":
-			first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location()).AddDate(0, -n, 0)
-			return dateRange{first, first.AddDate(0, 1, 0)}, false, true
-		default:
-			y := time.Date(now.Year()-n, 1, 1, 0, 0, 0, 0, now.Location())
-			return dateRange{y, y.AddDate(1, 0, 0)}, false, true
-		}
-	})
-	cut(reRelative, true, func(m []string) (dateRange, bool, bool) {
-		w := strings.Fields(m[1])
-		switch w[0] {
-		case "today", "tonight":
-			return dateRange{today, today.AddDate(0, 0, 1)}, false, true
-		case "yesterday":
-			return dateRange{today.AddDate(0, 0, -1), today}, false, true
-		}
-		if len(w) < 2 {
-			return dateRange{}, false, false
-		}
-		if w[1] == "morning" || w[1] == "afternoon" || w[1] == "evening" {
-			return dateRange{today, today.AddDate(0, 0, 1)}, false, true
-		}
-		last := w[0] != "this"
-		switch w[1] {
-		case "week":
-			ws := weekStart(now)
-			if last {
-				return dateRange{ws.AddDate(0, 0, -7), ws}, false, true
-			}
-			return dateRange{ws, ws.AddDate(0, 0, 7)}, false, true
-		case "weekend":
-			ws := weekStart(now)
-			sat := ws.AddDate(0, 0, 5)
-			if last || now.Before(sat) {
-				sat = sat.AddDate(0, 0, -7)
-			}
-			return dateRange{sat, sat.AddDate(0, 0, 2)}, false, true
-		case "month":
-			first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())
-			if last {
-				return dateRange{first.AddDate(0, -1, 0), first}, false, true
-			}
-			return dateRange{first, first.AddDate(0, 1, 0)}, false, true
-		default: // year
-			first := time.Date(now.Year(), 1, 1, 0, 0, 0, 0, now.Location())
-			if last {
-				return dateRange{first.AddDate(-1, 0, 0), first}, false, true
-			}
-			return dateRange{first, first.AddDate(1, 0, 0)}, false, true
-		}
-	})
-	// "on Friday" names a day (often the topic's day: "dinner on Friday");
-	// "last Friday" and "this Friday" count from today; "since Friday" is a
-	// window. The relative flag is per match, so these run as two passes.
-	weekday := func(m []string) (dateRange, bool, bool) {
-		wd := weekdays[m[2]]
-		// The most recent such day before today (today itself for "this").
-		back := (int(today.Weekday()) - int(wd) + 7) % 7
-		if back == 0 && m[1] != "this" {
-			back = 7
-		}
-		d := today.AddDate(0, 0, -back)
-		if m[1] == "since" {
-			return dateRange{d, time.Time{}}, true, true
-		}
-		return dateRange{d, d.AddDate(0, 0, 1)}, false, true
-	}
-	cut(reWeekdayRel, true, weekday)
-	cut(reWeekday, false, weekday)
-	monthRange := func(mon time.Month, yearStr string, mode string) (dateRange, bool, bool) {
-		y := now.Year()
-		if yearStr != "" {
-			y, _ = strconv.Atoi(yearStr)
-		} else if mon > now.Month() || (mode == "last" && mon == now.Month()) {
-			y-- // the most recent such month that has begun
-		}
-		first := time.Date(y, mon, 1, 0, 0, 0, 0, now.Location())
-		if mode == "since" {
-			return dateRange{first, time.Time{}}, true, true
-		}
-		return dateRange{first, first.AddDate(0, 1, 0)}, mode == "during", true
-	}
-	month := func(m []string) (dateRange, bool, bool) {
-		if m[2] == "may" && m[1] == "this" && m[3] == "" {
-			return dateRange{}, false, false // "this may be…"
-		}
-		return monthRange(monthNames[m[2]], m[3], m[1])
-	}
-	cut(reMonthRel, true, month)
-	cut(reMonth, false, month)
-	cut(reMonthYr, false, func(m []string) (dateRange, bool, bool) {
-		return monthRange(monthNames[m[1]], m[2], "in")
-	})
-	cut(reInYear, false, func(m []string) (dateRange, bool, bool) {
-		y, _ := strconv.Atoi(m[2])
-		if y < 1990 || y > now.Year()+1 {
-			return dateRange{}, false, false
-		}
-		first := time.Date(y, 1, 1, 0, 0, 0, 0, now.Location())
-		if m[1] == "since" {
-			return dateRange{first, time.Time{}}, true, true
-		}
-		return dateRange{first, first.AddDate(1, 0, 0)}, m[1] == "during", true
-	})
-	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
-	return out
-}
-
-// lastWord returns the last word of s (letters only), "" if none.
-func lastWord(s string) string {
-	f := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
-	if len(f) == 0 {
-		return ""
-	}
-	return f[len(f)-1]
-}
+var reQuoted = regexp.MustCompile(`"([^"]+)"`)
 
 // windowCues are words that tie a date in a query to the messages
 // themselves ("what did Sam say yesterday", "who texted me today", "what
@@ -359,12 +108,12 @@ reply replied replies chat chatted happen happened happening miss missed`) {
 type datePlan struct {
 	// filter is the hard time window (the intersection of the phrases
 	// read as one); filterText lists those phrases.
-	filter     dateRange
+	filter     dates.Range
 	filterText []string
 	// boost is the window of relative phrases that describe the topic
 	// ("dinner last week"): messages in it rank higher, others still
 	// match.
-	boost     dateRange
+	boost     dates.Range
 	boostText []string
 	// rest is the query without the phrases used as filter or boost;
 	// named dates that describe the topic ("in January") stay as words.
@@ -382,15 +131,15 @@ type datePlan struct {
 // message was sent.
 func planDates(s string, now time.Time) datePlan {
 	p := datePlan{rest: s}
-	ms := findDates(s, now)
+	ms := dates.Find(s, now)
 	if len(ms) == 0 {
 		return p
 	}
-	blank := func(drop func(dateMatch) bool) string {
+	blank := func(drop func(dates.Match) bool) string {
 		b := []byte(s)
 		for _, m := range ms {
 			if drop(m) {
-				for i := m.start; i < m.end; i++ {
+				for i := m.Start; i < m.End; i++ {
 					b[i] = ' '
 				}
 			}
@@ -398,7 +147,7 @@ func planDates(s string, now time.Time) datePlan {
 		return string(b)
 	}
 	cue, content := false, false
-	for _, w := range terms(blank(func(dateMatch) bool { return true })) {
+	for _, w := range terms(blank(func(dates.Match) bool { return true })) {
 		switch {
 		case windowCues[w]:
 			cue = true
@@ -407,54 +156,21 @@ func planDates(s string, now time.Time) datePlan {
 		}
 	}
 	asWindow := cue || !content
-	filter := func(m dateMatch) bool { return asWindow || m.window }
-	boost := func(m dateMatch) bool { return !filter(m) && m.relative }
+	filter := func(m dates.Match) bool { return asWindow || m.Window }
+	boost := func(m dates.Match) bool { return !filter(m) && m.Relative }
 	var hasF, hasB bool
 	for _, m := range ms {
 		switch {
 		case filter(m):
-			p.filter, hasF = intersect(p.filter, m.r, hasF), true
-			p.filterText = append(p.filterText, m.text)
+			p.filter, hasF = dates.Intersect(p.filter, m.Range, hasF), true
+			p.filterText = append(p.filterText, m.Text)
 		case boost(m):
-			p.boost, hasB = intersect(p.boost, m.r, hasB), true
-			p.boostText = append(p.boostText, m.text)
+			p.boost, hasB = dates.Intersect(p.boost, m.Range, hasB), true
+			p.boostText = append(p.boostText, m.Text)
 		}
 	}
-	p.rest = blank(func(m dateMatch) bool { return filter(m) || boost(m) })
+	p.rest = blank(func(m dates.Match) bool { return filter(m) || boost(m) })
 	return p
-}
-
-// intersect narrows r (when have) to dr, or returns dr.
-func intersect(r, dr dateRange, have bool) dateRange {
-	if !have {
-		return dr
-	}
-	if dr.from.After(r.from) {
-		r.from = dr.from
-	}
-	if !dr.to.IsZero() && (r.to.IsZero() || dr.to.Before(r.to)) {
-		r.to = dr.to
-	}
-	return r
-}
-
-// extractDates reads every date expression in s (lower case) as a filter:
-// the intersection of their ranges, the text with them removed, and the
-// matched phrases. It is the grammar alone; planDates decides which
-// expressions filter.
-func extractDates(s string, now time.Time) (dateRange, string, []string, bool) {
-	ms := findDates(s, now)
-	var r dateRange
-	var phrases []string
-	b := []byte(s)
-	for i, m := range ms {
-		r = intersect(r, m.r, i > 0)
-		phrases = append(phrases, m.text)
-		for j := m.start; j < m.end; j++ {
-			b[j] = ' '
-		}
-	}
-	return r, string(b), phrases, len(ms) > 0
 }
 
 // stem is a light English suffix stripper. It only has to map inflections
@@ -627,20 +343,20 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 		cut = plan.rest != rest
 		rest = plan.rest
 		if len(plan.filterText) > 0 {
-			if !plan.filter.from.IsZero() {
-				pq.since = plan.filter.from.UnixMilli()
+			if !plan.filter.From.IsZero() {
+				pq.since = plan.filter.From.UnixMilli()
 			}
-			if !plan.filter.to.IsZero() {
-				pq.until = plan.filter.to.UnixMilli() - 1
+			if !plan.filter.To.IsZero() {
+				pq.until = plan.filter.To.UnixMilli() - 1
 			}
 			pq.dateText = strings.Join(plan.filterText, ", ")
 		}
 		if len(plan.boostText) > 0 {
-			if !plan.boost.from.IsZero() {
-				pq.boostFrom = plan.boost.from.UnixMilli()
+			if !plan.boost.From.IsZero() {
+				pq.boostFrom = plan.boost.From.UnixMilli()
 			}
-			if !plan.boost.to.IsZero() {
-				pq.boostUntil = plan.boost.to.UnixMilli() - 1
+			if !plan.boost.To.IsZero() {
+				pq.boostUntil = plan.boost.To.UnixMilli() - 1
 			}
 			pq.boostText = strings.Join(plan.boostText, ", ")
 		}

@@ -647,17 +647,12 @@ FROM messages WHERE id IN (SELECT value FROM json_each(?))`, js)
 		return nil, fmt.Errorf("read messages: %w", err)
 	}
 	// Attachments.
-	rows, err = txq(`SELECT msg, guid, row_id, filename, mime, uti, size, sticker FROM attachments
-WHERE msg IN (SELECT value FROM json_each(?)) ORDER BY msg, idx`, js)
-	if err != nil {
-		return nil, fmt.Errorf("read attachments: %w", err)
-	}
-	for rows.Next() {
+	err = eachRow(txq(`SELECT msg, guid, row_id, filename, mime, uti, size, sticker FROM attachments
+WHERE msg IN (SELECT value FROM json_each(?)) ORDER BY msg, idx`, js))(func(r *sql.Rows) error {
 		var id, rowID int64
 		var a Attachment
-		if err := rows.Scan(&id, &a.GUID, &rowID, &a.Filename, &a.MimeType, &a.UTI, &a.Size, &a.Sticker); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read attachments: %w", err)
+		if err := r.Scan(&id, &a.GUID, &rowID, &a.Filename, &a.MimeType, &a.UTI, &a.Size, &a.Sticker); err != nil {
+			return err
 		}
 		a.ID = a.GUID
 		if rowID > 0 {
@@ -666,8 +661,11 @@ WHERE msg IN (SELECT value FROM json_each(?)) ORDER BY msg, idx`, js)
 		if m := byID[id]; m != nil {
 			m.Attachments = append(m.Attachments, a)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read attachments: %w", err)
 	}
-	rows.Close()
 	// Reactions, by source and target guid.
 	bySource := map[int64][]string{}
 	for k := range guids {
@@ -675,20 +673,15 @@ WHERE msg IN (SELECT value FROM json_each(?)) ORDER BY msg, idx`, js)
 	}
 	for src, gs := range bySource {
 		b, _ := json.Marshal(gs)
-		rows, err = txq(`SELECT target, part, sender, from_me, type, emoji, time FROM reactions
+		rows, err := txq(`SELECT target, part, sender, from_me, type, emoji, time FROM reactions
 WHERE source = ? AND target IN (SELECT value FROM json_each(?)) ORDER BY time`, src, string(b))
-		if err != nil {
-			return nil, fmt.Errorf("read reactions: %w", err)
-		}
 		ix.mem.mu.RLock()
-		for rows.Next() {
+		err = eachRow(rows, err)(func(row *sql.Rows) error {
 			var target, typ string
 			var r Reaction
 			var t int64
-			if err := rows.Scan(&target, &r.Part, &r.Sender, &r.FromMe, &typ, &r.Emoji, &t); err != nil {
-				rows.Close()
-				ix.mem.mu.RUnlock()
-				return nil, fmt.Errorf("read reactions: %w", err)
+			if err := row.Scan(&target, &r.Part, &r.Sender, &r.FromMe, &typ, &r.Emoji, &t); err != nil {
+				return err
 			}
 			r.Type, r.Time = model.ReactionType(typ), time.UnixMilli(t).UTC()
 			if r.Sender != "" {
@@ -699,9 +692,12 @@ WHERE source = ? AND target IN (SELECT value FROM json_each(?)) ORDER BY time`, 
 			for _, m := range guids[srcGUID{src, target}] {
 				m.Reactions = append(m.Reactions, r)
 			}
-		}
+			return nil
+		})
 		ix.mem.mu.RUnlock()
-		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read reactions: %w", err)
+		}
 	}
 	out := make([]Message, 0, len(ids))
 	for _, id := range ids {

@@ -136,38 +136,6 @@ func TestRelativeDates(t *testing.T) {
 	}
 }
 
-func TestExtractDates(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // Monday; literal date: calendar arithmetic against literal dates, clock pinned
-	d := func(s string) time.Time { t, _ := time.Parse("2006-01-02", s); return t }
-	for _, c := range []struct {
-		in       string
-		from, to time.Time
-		rest     string
-	}{
-		{"dinner yesterday", d("2026-11-29"), d("2026-11-30"), "dinner"},
-		{"last week party", d("2026-11-23"), d("2026-11-30"), "party"},
-		{"this week", d("2026-11-30"), d("2026-12-07"), ""},
-		{"in march", d("2026-03-01"), d("2026-04-01"), ""},
-		{"in december", d("2025-12-01"), d("2026-01-01"), ""},
-		{"in march 2024", d("2024-03-01"), d("2024-04-01"), ""},
-		{"last month", d("2026-10-01"), d("2026-11-01"), ""},
-		{"on friday", d("2026-11-27"), d("2026-11-28"), ""},
-		{"3 days ago", d("2026-11-27"), d("2026-11-28"), ""},
-		{"in the last 7 days", d("2026-11-24"), time.Time{}, ""},
-		{"since 2025", d("2025-01-01"), time.Time{}, ""},
-		{"2026-11-02 meeting", d("2026-11-02"), d("2026-11-03"), "meeting"},
-		{"last year", d("2025-01-01"), d("2026-01-01"), ""},
-	} {
-		r, rest, _, ok := extractDates(c.in, now)
-		if !ok || !r.from.Equal(c.from) || !r.to.Equal(c.to) || strings.TrimSpace(strings.Join(strings.Fields(rest), " ")) != c.rest {
-			t.Errorf("%q: %v %v..%v rest %q; want %v..%v rest %q", c.in, ok, r.from, r.to, rest, c.from, c.to, c.rest)
-		}
-	}
-	if _, _, _, ok := extractDates("this may be fine", now); ok {
-		t.Error(`"this may be" read as a date`)
-	}
-}
-
 func TestSubstringSearch(t *testing.T) {
 	ix := searchIndex(t, Options{})
 	for _, c := range []struct {

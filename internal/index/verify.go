@@ -120,16 +120,17 @@ func (ix *Index) Verify(ctx context.Context) error {
 		bad("%d duplicated message guids", dups)
 	}
 	// Conversation counters.
-	rows, err = tx.QueryContext(ctx, "SELECT conv, count(*) FROM message_chats GROUP BY conv")
+	err = eachRow(tx.QueryContext(ctx, "SELECT conv, count(*) FROM message_chats GROUP BY conv"))(func(r *sql.Rows) error {
+		var c, n int64
+		if err := r.Scan(&c, &n); err != nil {
+			return err
+		}
+		counts[uint32(c)] += n
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	for rows.Next() {
-		var c, n int64
-		rows.Scan(&c, &n)
-		counts[uint32(c)] += n
-	}
-	rows.Close()
 	for id, ci := range m.convByID {
 		if ci.msgCount != counts[id] {
 			bad("conversation %s: msg_count %d, counted %d", ci.c.ID, ci.msgCount, counts[id])
@@ -137,14 +138,12 @@ func (ix *Index) Verify(ctx context.Context) error {
 	}
 	// Vectors belong to searchable messages and match the codes.
 	if v := m.vec; v != nil && v.dim > 0 {
-		rows, err = tx.QueryContext(ctx, "SELECT id FROM vectors")
-		if err != nil {
-			return fmt.Errorf("verify: %w", err)
-		}
 		n := 0
-		for rows.Next() {
+		err = eachRow(tx.QueryContext(ctx, "SELECT id FROM vectors"))(func(r *sql.Rows) error {
 			var id int64
-			rows.Scan(&id)
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
 			n++
 			if !m.live(id) || m.flags[id]&fSearchable == 0 {
 				bad("vector %d has no searchable message", id)
@@ -152,8 +151,11 @@ func (ix *Index) Verify(ctx context.Context) error {
 			if !v.hasVec(id) {
 				bad("vector %d missing from the codes", id)
 			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
 		}
-		rows.Close()
 		if n != v.count {
 			bad("%d vectors stored, codes say %d", n, v.count)
 		}

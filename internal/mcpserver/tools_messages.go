@@ -86,7 +86,7 @@ var listConversations = Define(Tool{
 		if err != nil {
 			return nil, ListConversationsOutput{}, err
 		}
-		limit, err := coerce.Int(in.Limit, coerce.IntSpec{Name: "limit", Default: 20, Min: 1, Max: 200, Clamp: true})
+		limit, err := coerce.Int(in.Limit, coerce.IntSpec{Name: "limit", Default: service.DefaultListLimit, Min: 1, Max: service.MaxListLimit, Clamp: true})
 		if err != nil {
 			return nil, ListConversationsOutput{}, err
 		}
@@ -164,7 +164,7 @@ var getConversationMessages = Define(Tool{
 		if err != nil {
 			return nil, GetMessagesOutput{}, err
 		}
-		limit, err := coerce.Int(in.Limit, coerce.IntSpec{Name: "limit", Default: 50, Min: 1, Max: 200, Clamp: true})
+		limit, err := coerce.Int(in.Limit, coerce.IntSpec{Name: "limit", Default: service.DefaultMessagesLimit, Min: 1, Max: service.MaxMessagesLimit, Clamp: true})
 		if err != nil {
 			return nil, GetMessagesOutput{}, err
 		}
@@ -314,7 +314,7 @@ var searchMessages = Define(Tool{
 		if err != nil {
 			return nil, SearchMessagesOutput{}, err
 		}
-		limit, err := coerce.Int(in.Limit, coerce.IntSpec{Name: "limit", Default: 10, Min: 1, Max: service.MaxSearchLimit, Clamp: true})
+		limit, err := coerce.Int(in.Limit, coerce.IntSpec{Name: "limit", Default: service.DefaultSearchLimit, Min: 1, Max: service.MaxSearchLimit, Clamp: true})
 		if err != nil {
 			return nil, SearchMessagesOutput{}, err
 		}

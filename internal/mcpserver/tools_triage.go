@@ -45,7 +45,7 @@ var reviewMessages = Define(Tool{
 		if err != nil {
 			return nil, ReviewMessagesOutput{}, err
 		}
-		nctx, err := coerce.Int(in.Context, coerce.IntSpec{Name: "context", Default: 5, Min: 1, Max: 10, Clamp: true})
+		nctx, err := coerce.Int(in.Context, coerce.IntSpec{Name: "context", Default: service.DefaultReviewContext, Min: 1, Max: service.MaxReviewContext, Clamp: true})
 		if err != nil {
 			return nil, ReviewMessagesOutput{}, err
 		}

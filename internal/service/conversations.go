@@ -58,7 +58,8 @@ type ConversationSummary struct {
 
 // ListParams are list_conversations' arguments.
 type ListParams struct {
-	// Limit bounds the list (default 20, at most 200); Offset skips that
+	// Limit bounds the list (default DefaultListLimit, at most
+	// MaxListLimit); Offset skips that
 	// many conversations first (paging).
 	Limit  int
 	Offset int
@@ -96,9 +97,9 @@ func (s *Service) ListConversations(ctx context.Context, prm ListParams) (Conver
 	}
 	limit := prm.Limit
 	if limit <= 0 {
-		limit = 20
+		limit = DefaultListLimit
 	}
-	limit = min(limit, 200)
+	limit = min(limit, MaxListLimit)
 	since := s.now().Add(-time.Duration(days * float64(24*time.Hour)))
 	// Ask for everything in the window (the index caps at 500) so the
 	// policy check below cannot make the list short.

@@ -107,7 +107,8 @@ type MessagesParams struct {
 	// id); Chat is anything resolveChat accepts. One of the two.
 	ConversationID string
 	Chat           string
-	// Limit is the page size (default 50, at most 200).
+	// Limit is the page size (default DefaultMessagesLimit, at most
+	// MaxMessagesLimit).
 	Limit int
 	// Before returns messages strictly older than it; Cursor (from a
 	// previous page) overrides it.
@@ -163,9 +164,9 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	}
 	limit := prm.Limit
 	if limit <= 0 {
-		limit = 50
+		limit = DefaultMessagesLimit
 	}
-	limit = min(limit, 200)
+	limit = min(limit, MaxMessagesLimit)
 	cur := pageCursor{}
 	if prm.Cursor != "" {
 		if cur, err = decodePageCursor(prm.Cursor); err != nil {
@@ -300,8 +301,9 @@ func PageCursor(msgs []Message, prev string) string {
 	return "m1." + base64.RawURLEncoding.EncodeToString(b)
 }
 
-// maxSkip bounds a cursor's skip list so that a page read (limit ≤ 200 plus
-// the skipped ids) stays within one index read of 500.
+// maxSkip bounds a cursor's skip list so that a page read (limit ≤
+// MaxMessagesLimit plus the skipped ids) stays within one index read of
+// 500.
 const maxSkip = 250
 
 // merged reads the newest limit messages at or before the cursor across

@@ -16,12 +16,6 @@ import (
 	"github.com/tidings-mcp/tidings/internal/triage"
 )
 
-// Review bounds: the seed's days, (0, 90], default 2.
-const (
-	DefaultReviewDays = triage.DefaultDays
-	MaxReviewDays     = triage.MaxDays
-)
-
 // reviewContextBefore is how many messages before the window a thread
 // brings as context for the classifier (an ask just before the window
 // still matters).

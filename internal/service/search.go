@@ -15,13 +15,6 @@ import (
 	"github.com/tidings-mcp/tidings/internal/policy"
 )
 
-// Search bounds.
-const (
-	MaxSearchLimit   = 100
-	MaxSearchContext = 5
-	MaxSearchDays    = 3650
-)
-
 // SearchParams are search_messages' arguments.
 type SearchParams struct {
 	Query string
