@@ -105,9 +105,19 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 			})
 			var refused atomic.Int64
 			pass := make(chan struct{}, 1)
+			// hold parks the watch loop after a pass (the hook runs on its
+			// goroutine) while a restore swaps folders: the helper recreates a
+			// runtime folder it finds missing, which would race the restore's
+			// remove-then-rename.
+			var holding atomic.Bool
+			parked, release := make(chan struct{}), make(chan struct{})
 			h.w.passed = func(err error) {
 				if errors.Is(err, ErrUnsafe) {
 					refused.Add(1)
+				}
+				if holding.Load() {
+					parked <- struct{}{}
+					<-release
 				}
 				select {
 				case pass <- struct{}{}:
@@ -142,8 +152,13 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 			waitFor("the first answer", func() bool { return h.exists(ControlDir, ResponsesDir, ResponseName("first")) })
 
 			queue, restore := tc.change(t, h)
+			// A pass that began before the change may still finish on the
+			// folder it opened while it was safe: queue the request once a
+			// pass has seen the change.
+			waitFor("a refused pass", func() bool { return refused.Load() >= 1 })
 			putRaw(t, queue, RequestName("queued"), request("queued", "status", nil, ""))
-			waitFor("five refused passes", func() bool { return refused.Load() >= 5 })
+			start := refused.Load()
+			waitFor("five refused passes", func() bool { return refused.Load() >= start+5 })
 			if _, err := os.Stat(filepath.Join(queue, RequestName("queued"))); err != nil {
 				t.Fatalf("a request was taken while a runtime folder was unsafe: %v", err)
 			}
@@ -151,7 +166,15 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 				t.Errorf("the refusal was logged %d times over %d passes, want once:\n%s", n, refused.Load(), logs)
 			}
 
+			holding.Store(true)
+			select {
+			case <-parked:
+			case <-ended:
+				t.Fatalf("Watch returned (%v) before the restore", watchErr)
+			}
+			holding.Store(false)
 			restore()
+			release <- struct{}{}
 			waitFor("the queued answer", func() bool { return h.exists(ControlDir, ResponsesDir, ResponseName("queued")) })
 			if got := h.response("queued"); got["ok"] != true {
 				t.Errorf("after the folder was restored: %v", got)
