@@ -32,6 +32,7 @@ const (
 	msgBatchRefused = "invalid request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18; only a 2025-03-26 session may send one)"
 	msgEmptyBatch   = "invalid request: the batch is empty"
 	msgBatchDupID   = "invalid request: the batch uses one request id twice"
+	msgBatchNotif   = "invalid request: a batch may hold requests with ids only (send notifications on their own line)"
 )
 
 // screenMessage decides whether one message (a stdio line without its line
@@ -73,7 +74,13 @@ func screenMessage(msg []byte, batchOK bool) (code int, text string) {
 			if err != nil {
 				return codeInvalidRequest, msgNotAMessage
 			}
-			if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			if req, ok := m.(*jsonrpc.Request); ok {
+				// go-sdk v1.8.0 waits for an answer to every request in a
+				// batch, notifications included, so a batch with one would
+				// never be answered (and two end the session).
+				if !req.IsCall() {
+					return codeInvalidRequest, msgBatchNotif
+				}
 				if ids[req.ID] {
 					return codeInvalidRequest, msgBatchDupID
 				}

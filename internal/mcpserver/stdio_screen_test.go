@@ -104,9 +104,16 @@ func TestStdioBatchIn20250326Session(t *testing.T) {
 	if line := s.out.Text(); !strings.HasPrefix(line, "[") || !strings.Contains(line, `"id":2`) || !strings.Contains(line, `"id":3`) {
 		t.Fatalf("batch answer: %s", line)
 	}
-	s.send(t, `[]`)
-	if m := s.recv(t); m["error"] == nil || m["error"].(map[string]any)["code"] != float64(-32600) {
-		t.Fatalf("empty batch: %v", m)
+	for _, b := range []string{
+		`[]`,
+		`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
+		`[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`[{"jsonrpc":"2.0","id":7,"method":"ping"},{}]`,
+	} {
+		s.send(t, b)
+		if m := s.recv(t); m["error"] == nil || m["error"].(map[string]any)["code"] != float64(-32600) {
+			t.Fatalf("batch %s: %v", b, m)
+		}
 	}
 	s.send(t, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	if m := s.recv(t); m["id"] != float64(4) || m["result"] == nil {
