@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -232,8 +233,9 @@ func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	// response, which may be a long-lived stream.
 	_ = rc.SetReadDeadline(time.Now().Add(f.opts.BodyReadTimeout))
 	body, err := io.ReadAll(r.Body)
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The deadline stays: net/http would otherwise wait for the rest of
+		// a stalled body before closing the connection.
 		var mbe *http.MaxBytesError
 		var ne net.Error
 		switch {
@@ -247,6 +249,7 @@ func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		}
 		return nil, false
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	return body, true
@@ -444,6 +447,10 @@ type ListenOptions struct {
 	HTTPOptions
 	// Addr is host:port; a bare ":port" or non-loopback host needs Token.
 	Addr string
+	// MaxConns caps concurrent connections (SSE streams included);
+	// 0 = DefaultMaxConns. Further clients wait in the kernel's accept queue
+	// until one closes.
+	MaxConns int
 	// Ready, if set, receives the bound address once listening.
 	Ready func(addr net.Addr)
 }
@@ -451,16 +458,50 @@ type ListenOptions struct {
 // ErrTokenRequired is returned when a non-loopback bind has no token.
 var ErrTokenRequired = errors.New("binding a non-loopback address requires a bearer token: set TIDINGS_HTTP_TOKEN or --http-token-file (a file with mode 0600)")
 
+// MinTokenLength is the shortest bearer token accepted, from any source.
+const MinTokenLength = 16
+
+// ErrTokenTooShort is returned for a bearer token shorter than
+// MinTokenLength (surrounding whitespace not counted).
+var ErrTokenTooShort = fmt.Errorf("the bearer token is shorter than %d characters: set TIDINGS_HTTP_TOKEN or the --http-token-file file to a long random value (for example the output of: openssl rand -hex 32)", MinTokenLength)
+
+// CheckToken applies the one strength rule to a bearer token, whether it
+// came from TIDINGS_HTTP_TOKEN or a token file: at least MinTokenLength
+// characters besides surrounding whitespace.
+func CheckToken(token string) error {
+	if len(strings.TrimSpace(token)) < MinTokenLength {
+		return ErrTokenTooShort
+	}
+	return nil
+}
+
+// DefaultMaxConns caps concurrent HTTP connections: far more than the few
+// clients a personal server has, few enough that a flood of idle or slow
+// connections cannot exhaust file descriptors.
+const DefaultMaxConns = 128
+
 // ListenAndServe serves NewHTTPHandler on Addr until ctx ends, then shuts
-// down gracefully (in-flight requests get five seconds).
+// down gracefully (in-flight requests get five seconds). It refuses a
+// non-loopback bind without a token and a token that fails CheckToken, and
+// bounds the connection count (MaxConns), header reading (10 s) and body
+// reading (BodyReadTimeout).
 func ListenAndServe(ctx context.Context, s *mcp.Server, o ListenOptions) error {
 	if !isLoopbackBind(o.Addr) && o.Token == "" {
 		return ErrTokenRequired
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	if o.Token != "" {
+		if err := CheckToken(o.Token); err != nil {
+			return err
+		}
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	inner, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
+	ln := newLimitListener(inner, o.MaxConns)
 	srv := &http.Server{
 		Handler:           NewHTTPHandler(s, o.HTTPOptions),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -515,8 +556,61 @@ func ReadTokenFile(path string) (string, error) {
 		return "", fmt.Errorf("token file: %w", err)
 	}
 	tok := strings.TrimSpace(string(b))
-	if len(tok) < 16 {
-		return "", fmt.Errorf("token file %s: token shorter than 16 characters", path)
+	if err := CheckToken(tok); err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
 	}
 	return tok, nil
+}
+
+// limitListener accepts at most cap(sem) connections at a time; Accept
+// waits for a slot (the kernel queues further clients meanwhile).
+type limitListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	full      func() // test hook: Accept found every slot taken
+}
+
+func newLimitListener(l net.Listener, n int) *limitListener {
+	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	default:
+		if l.full != nil {
+			l.full()
+		}
+		select {
+		case l.sem <- struct{}{}:
+		case <-l.done:
+			return nil, net.ErrClosed
+		}
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// limitConn frees its slot on the first Close.
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
