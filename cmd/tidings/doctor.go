@@ -239,6 +239,13 @@ func checkHTTP(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
 	token := cfg.HTTPToken != ""
+	if token {
+		// The one rule serve applies (mcpserver.CheckToken), whatever the bind.
+		if err := mcpserver.CheckToken(cfg.HTTPToken); err != nil {
+			r.Status, r.Detail, r.Fix = "fail", "TIDINGS_HTTP_TOKEN: "+err.Error(), "set TIDINGS_HTTP_TOKEN to at least 16 random characters (openssl rand -hex 32)"
+			return []mcpserver.CheckResult{r}
+		}
+	}
 	if cfg.HTTPTokenFile != "" {
 		if _, err := mcpserver.ReadTokenFile(cfg.HTTPTokenFile); err != nil {
 			r.Status, r.Detail, r.Fix = "fail", err.Error(), "create the file with a long random token and chmod 600 it"

@@ -135,3 +135,17 @@ func measure(b *testing.B, roundTrip func(id int)) {
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.95), "p95-µs")
 }
+
+// BenchmarkScreenMessage measures the screen in front of go-sdk (screen.go)
+// on a typical tools/call line; compare with BenchmarkToolsCall/stdio:
+//
+//	go test ./internal/mcpserver -run '^$' -bench ScreenMessage
+func BenchmarkScreenMessage(b *testing.B) {
+	line := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ping"},%s}}`, modernMeta))
+	b.ReportAllocs()
+	for b.Loop() {
+		if code, _ := screenMessage(line, false); code != 0 {
+			b.Fatal(code)
+		}
+	}
+}

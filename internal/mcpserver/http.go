@@ -17,8 +17,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,7 +39,14 @@ const (
 	// DefaultMaxBodyBytes caps one request body. Tool arguments are small;
 	// 1 MiB leaves room while bounding memory per request.
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultBodyReadTimeout bounds reading one request body (1 MiB at most):
+	// slow partial bodies must not hold connections open.
+	DefaultBodyReadTimeout = 10 * time.Second
 )
+
+// nullID is the JSON-RPC id of an error about a message whose id could not
+// be read.
+var nullID = json.RawMessage("null")
 
 // HTTPOptions configures NewHTTPHandler.
 type HTTPOptions struct {
@@ -52,7 +61,12 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// SessionTimeout closes idle legacy sessions; 0 = one hour.
 	SessionTimeout time.Duration
-	Logger         *slog.Logger
+	// BodyReadTimeout bounds reading one request body, from the end of the
+	// headers; 0 = DefaultBodyReadTimeout. A client that sends a body more
+	// slowly is answered 408 and its connection closed. Response streams
+	// (SSE) are not affected: the deadline is lifted once the body is read.
+	BodyReadTimeout time.Duration
+	Logger          *slog.Logger
 }
 
 // NewHTTPHandler serves one go-sdk server on:
@@ -77,6 +91,9 @@ func NewHTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = time.Hour
+	}
+	if o.BodyReadTimeout <= 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -190,7 +207,52 @@ func (f *front) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if !f.guard(w, r) {
 		return
 	}
-	f.sse.ServeHTTP(w, r)
+	if r.Method != http.MethodPost {
+		f.sse.ServeHTTP(w, r) // GET: the long-lived event stream
+		return
+	}
+	// A message for a session: go-sdk answers an undecodable one with plain
+	// text; screen it first (the SSE transport has no batches).
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	if code, text := screenMessage(body, false); code != 0 {
+		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
+		return
+	}
+	serveJSONErrors(f.sse, w, r)
+}
+
+// readBody reads a request body (already capped by guard) within
+// BodyReadTimeout, answering and returning false when it cannot, and
+// leaves r.Body re-readable for go-sdk.
+func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	// The deadline covers the body only: lifted before go-sdk writes a
+	// response, which may be a long-lived stream.
+	_ = rc.SetReadDeadline(time.Now().Add(f.opts.BodyReadTimeout))
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		// The deadline stays: net/http would otherwise wait for the rest of
+		// a stalled body before closing the connection.
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), nil)
+		case errors.As(err, &ne) && ne.Timeout():
+			w.Header().Set("Connection", "close")
+			writeRPCError(w, http.StatusRequestTimeout, nil, codeInvalidRequest, fmt.Sprintf("request body not received within %s", f.opts.BodyReadTimeout), nil)
+		default:
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "cannot read request body", nil)
+		}
+		return nil, false
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return body, true
 }
 
 // peek is the part of a JSON-RPC request the dispatcher reads.
@@ -219,18 +281,18 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: use POST", nil)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), nil)
-			return
-		}
-		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "cannot read request body", nil)
+	body, ok := f.readBody(w, r)
+	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	headerV := r.Header.Get(headerVersion)
+	// Batches exist only inside a 2025-03-26 session (go-sdk refuses them in
+	// later sessions, with an error this front turns into JSON-RPC).
+	batchOK := r.Header.Get(headerSession) != "" && headerV < firstModernVersion
+	if code, text := screenMessage(body, batchOK); code != 0 {
+		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
+		return
+	}
 
 	var p peek
 	_ = json.Unmarshal(body, &p) // a malformed body is the SDK's to reject
@@ -242,7 +304,6 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if raw, ok := p.Params.Meta[metaVersionKey]; ok {
 		_ = json.Unmarshal(raw, &metaVersion)
 	}
-	headerV := r.Header.Get(headerVersion)
 	if headerV != "" && metaVersion != "" && headerV != metaVersion && (headerV >= firstModernVersion || metaVersion >= firstModernVersion) {
 		// Header and body disagree: the request is malformed whichever
 		// version is real (-32020 before any version judgement).
@@ -266,10 +327,80 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(headerName, decoded)
 	}
 	if headerV >= firstModernVersion || metaVersion >= firstModernVersion {
-		f.modern.ServeHTTP(w, r)
+		serveJSONErrors(f.modern, w, r)
 		return
 	}
-	f.legacy.ServeHTTP(w, r)
+	if r.Header.Get(headerSession) == "" && id != nil && !sessionless[p.Method] {
+		// go-sdk would open a session for it and answer "invalid during
+		// session initialization" with code 0, which is no JSON-RPC code.
+		writeRPCError(w, http.StatusBadRequest, id, codeInvalidRequest, fmt.Sprintf(
+			"invalid request: %q needs a session: send initialize first and repeat the Mcp-Session-Id it returns, or send a 2026-07-28 request (MCP-Protocol-Version header or _meta protocol version)", p.Method), nil)
+		return
+	}
+	serveJSONErrors(f.legacy, w, r)
+}
+
+// sessionless are the legacy requests go-sdk serves before initialize.
+var sessionless = map[string]bool{"initialize": true, "ping": true, "server/discover": true}
+
+// serveJSONErrors runs h (a go-sdk handler) and turns a plain-text error
+// response it writes (http.Error: unknown session, wrong Content-Type or
+// Accept, refused batch) into a JSON-RPC error with the same status and
+// text, so every answer on the MCP routes is JSON-RPC. Anything else,
+// including event streams, passes through unbuffered.
+func serveJSONErrors(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	jw := &jsonErrorWriter{ResponseWriter: w}
+	h.ServeHTTP(jw, r)
+	jw.finish()
+}
+
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	wrote  bool          // headers went through
+	text   *bytes.Buffer // the captured plain-text error, once one starts
+	status int
+}
+
+func (j *jsonErrorWriter) WriteHeader(code int) {
+	if !j.wrote && j.text == nil && code >= 400 && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+		j.text, j.status = new(bytes.Buffer), code
+		return
+	}
+	j.wrote = true
+	j.ResponseWriter.WriteHeader(code)
+}
+
+func (j *jsonErrorWriter) Write(b []byte) (int, error) {
+	if j.text != nil {
+		return j.text.Write(b)
+	}
+	j.wrote = true
+	return j.ResponseWriter.Write(b)
+}
+
+func (j *jsonErrorWriter) Flush() {
+	if j.text != nil {
+		return
+	}
+	j.wrote = true
+	if fl, ok := j.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (j *jsonErrorWriter) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+func (j *jsonErrorWriter) finish() {
+	if j.text == nil {
+		return
+	}
+	code := codeInvalidRequest
+	if j.status >= 500 {
+		code = jsonrpc.CodeInternalError
+	}
+	j.Header().Del("X-Content-Type-Options")
+	writeRPCError(j.ResponseWriter, j.status, nullID, code, strings.TrimSpace(j.text.String()), nil)
 }
 
 // decodeHeaderValue undoes the =?base64?…?= encoding that MCP 2026-07-28
@@ -292,7 +423,8 @@ func decodeHeaderValue(v string) (string, bool) {
 
 // writeRPCError writes a JSON-RPC error response. id may be nil (the
 // request could not be read, or the error is not about one request), in
-// which case the member is omitted, as MCP 2026-07-28 allows.
+// which case the member is omitted, as MCP 2026-07-28 allows, or nullID
+// for a message that was read but whose id could not be.
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string, data any) {
 	type rpcErr struct {
 		Code    int    `json:"code"`
@@ -315,6 +447,10 @@ type ListenOptions struct {
 	HTTPOptions
 	// Addr is host:port; a bare ":port" or non-loopback host needs Token.
 	Addr string
+	// MaxConns caps concurrent connections (SSE streams included);
+	// 0 = DefaultMaxConns. Further clients wait in the kernel's accept queue
+	// until one closes.
+	MaxConns int
 	// Ready, if set, receives the bound address once listening.
 	Ready func(addr net.Addr)
 }
@@ -322,16 +458,50 @@ type ListenOptions struct {
 // ErrTokenRequired is returned when a non-loopback bind has no token.
 var ErrTokenRequired = errors.New("binding a non-loopback address requires a bearer token: set TIDINGS_HTTP_TOKEN or --http-token-file (a file with mode 0600)")
 
+// MinTokenLength is the shortest bearer token accepted, from any source.
+const MinTokenLength = 16
+
+// ErrTokenTooShort is returned for a bearer token shorter than
+// MinTokenLength (surrounding whitespace not counted).
+var ErrTokenTooShort = fmt.Errorf("the bearer token is shorter than %d characters: set TIDINGS_HTTP_TOKEN or the --http-token-file file to a long random value (for example the output of: openssl rand -hex 32)", MinTokenLength)
+
+// CheckToken applies the one strength rule to a bearer token, whether it
+// came from TIDINGS_HTTP_TOKEN or a token file: at least MinTokenLength
+// characters besides surrounding whitespace.
+func CheckToken(token string) error {
+	if len(strings.TrimSpace(token)) < MinTokenLength {
+		return ErrTokenTooShort
+	}
+	return nil
+}
+
+// DefaultMaxConns caps concurrent HTTP connections: far more than the few
+// clients a personal server has, few enough that a flood of idle or slow
+// connections cannot exhaust file descriptors.
+const DefaultMaxConns = 128
+
 // ListenAndServe serves NewHTTPHandler on Addr until ctx ends, then shuts
-// down gracefully (in-flight requests get five seconds).
+// down gracefully (in-flight requests get five seconds). It refuses a
+// non-loopback bind without a token and a token that fails CheckToken, and
+// bounds the connection count (MaxConns), header reading (10 s) and body
+// reading (BodyReadTimeout).
 func ListenAndServe(ctx context.Context, s *mcp.Server, o ListenOptions) error {
 	if !isLoopbackBind(o.Addr) && o.Token == "" {
 		return ErrTokenRequired
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	if o.Token != "" {
+		if err := CheckToken(o.Token); err != nil {
+			return err
+		}
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	inner, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
+	ln := newLimitListener(inner, o.MaxConns)
 	srv := &http.Server{
 		Handler:           NewHTTPHandler(s, o.HTTPOptions),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -386,8 +556,61 @@ func ReadTokenFile(path string) (string, error) {
 		return "", fmt.Errorf("token file: %w", err)
 	}
 	tok := strings.TrimSpace(string(b))
-	if len(tok) < 16 {
-		return "", fmt.Errorf("token file %s: token shorter than 16 characters", path)
+	if err := CheckToken(tok); err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
 	}
 	return tok, nil
+}
+
+// limitListener accepts at most cap(sem) connections at a time; Accept
+// waits for a slot (the kernel queues further clients meanwhile).
+type limitListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	full      func() // test hook: Accept found every slot taken
+}
+
+func newLimitListener(l net.Listener, n int) *limitListener {
+	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	default:
+		if l.full != nil {
+			l.full()
+		}
+		select {
+		case l.sem <- struct{}{}:
+		case <-l.done:
+			return nil, net.ErrClosed
+		}
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// limitConn frees its slot on the first Close.
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

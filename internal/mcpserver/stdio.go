@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -19,8 +21,19 @@ import (
 // caller must send logs elsewhere (stderr). Both eras are served: a request
 // carrying MCP 2026-07-28 _meta is answered statelessly, an initialize
 // starts a legacy session (go-sdk decides per request).
+//
+// A line that is not a JSON-RPC message is answered (-32700 or -32600, id
+// null) by the screen in front of go-sdk (screen.go) and the session goes
+// on; JSON-RPC batches are accepted only in a session that negotiated
+// 2025-03-26, the one version that defines them.
 func ServeStdio(ctx context.Context, s *mcp.Server, in io.ReadCloser, out io.WriteCloser) error {
-	t := &versionGuard{inner: &mcp.IOTransport{Reader: in, Writer: out}}
+	w := &syncWriter{w: out}
+	g := &versionGuard{out: w}
+	scr := newScreenReader(in, w, g.batchesAllowed)
+	// MaxLineLength -1: the screen enforces maxStdioLine and answers; go-sdk's
+	// own cap would end the session.
+	g.inner = &mcp.IOTransport{Reader: scr, Writer: w, MaxLineLength: -1}
+	t := g
 	ss, err := s.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("stdio session: %w", err)
@@ -56,14 +69,32 @@ const shutdownGrace = 3 * time.Second
 // example the spec's own "1900-01-01" probe) as a legacy request and
 // answers -32601 or "not initialized", which a dual-era client would read
 // as "legacy server".
-type versionGuard struct{ inner mcp.Transport }
+//
+// It also remembers the protocol version the legacy session negotiated
+// (for the screen's batch rule), answers messages go-sdk decodes but
+// refuses (a batch reusing an id still in flight) instead of letting the
+// session end, and gives a real JSON-RPC code to the errors go-sdk sends
+// with code 0 (a legacy request before initialize).
+type versionGuard struct {
+	inner      mcp.Transport
+	out        io.Writer              // stdout, shared with go-sdk
+	negotiated atomic.Pointer[string] // protocol version of the legacy session
+}
+
+// batchesAllowed reports whether the session negotiated 2025-03-26, the
+// only MCP version whose transport defines JSON-RPC batches (2025-06-18
+// removed them; 2024-11-05 and 2026-07-28 have none).
+func (g *versionGuard) batchesAllowed() bool {
+	v := g.negotiated.Load()
+	return v != nil && *v == "2025-03-26"
+}
 
 func (g *versionGuard) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := g.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &versionGuardConn{Connection: c, pending: map[jsonrpc.ID]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+	return &versionGuardConn{Connection: c, guard: g, pending: map[jsonrpc.ID]string{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
 // versionGuardConn also drains: when stdin ends, Read reports EOF only once
@@ -72,10 +103,11 @@ func (g *versionGuard) Connect(ctx context.Context) (mcp.Connection, error) {
 // down under in-flight calls.
 type versionGuardConn struct {
 	mcp.Connection
+	guard   *versionGuard
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]bool
-	idle    chan struct{} // signalled when pending becomes empty
-	closed  chan struct{} // closed by Close: shutting down, do not wait
+	pending map[jsonrpc.ID]string // request id → method
+	idle    chan struct{}         // signalled when pending becomes empty
+	closed  chan struct{}         // closed by Close: shutting down, do not wait
 	once    sync.Once
 }
 
@@ -89,8 +121,26 @@ func (c *versionGuardConn) Close() error {
 const drainTimeout = 30 * time.Second
 
 func (c *versionGuardConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, isResp := msg.(*jsonrpc.Response)
+	var method string
+	if isResp {
+		c.mu.Lock()
+		method = c.pending[resp.ID]
+		c.mu.Unlock()
+		if method == "initialize" && resp.Error == nil {
+			var r struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if json.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" {
+				c.guard.negotiated.Store(&r.ProtocolVersion)
+			}
+		}
+		if e := codedError(resp.Error, method); e != resp.Error {
+			msg = &jsonrpc.Response{ID: resp.ID, Result: resp.Result, Error: e}
+		}
+	}
 	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if isResp {
 		c.mu.Lock()
 		delete(c.pending, resp.ID)
 		if len(c.pending) == 0 {
@@ -107,6 +157,15 @@ func (c *versionGuardConn) Write(ctx context.Context, msg jsonrpc.Message) error
 func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
+		var refused *jsonrpc.Error
+		if err != nil && errors.As(err, &refused) && ctx.Err() == nil {
+			// go-sdk decoded the line but refused it as a message (its
+			// reader is still alive): answer, and read on.
+			if _, werr := c.guard.out.Write(rpcErrorLine(codeInvalidRequest, msgNotAMessage)); werr != nil {
+				return nil, werr
+			}
+			continue
+		}
 		if err != nil {
 			c.drain(ctx)
 			return nil, err
@@ -119,7 +178,7 @@ func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok || slices.Contains(mcp.SupportedProtocolVersions(), v) {
 			if req.Method != "subscriptions/listen" { // a listen ends only when the client leaves
 				c.mu.Lock()
-				c.pending[req.ID] = true
+				c.pending[req.ID] = req.Method
 				c.mu.Unlock()
 			}
 			return msg, nil
@@ -132,6 +191,23 @@ func (c *versionGuardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 	}
+}
+
+// codedError returns err unchanged when it carries a JSON-RPC code, and
+// otherwise a coded copy: go-sdk sends plain Go errors with code 0, which
+// is no JSON-RPC code at all. The one it sends in normal use, a legacy
+// request before initialize, becomes -32600 with a sentence naming the fix;
+// any other becomes -32603 with go-sdk's text.
+func codedError(err error, method string) error {
+	var coded *jsonrpc.Error
+	if err == nil || errors.As(err, &coded) {
+		return err
+	}
+	if strings.Contains(err.Error(), "invalid during session initialization") {
+		return &jsonrpc.Error{Code: codeInvalidRequest, Message: fmt.Sprintf(
+			"invalid request: %q needs an initialized session: send initialize (and notifications/initialized) first, or send a 2026-07-28 request with its _meta protocol version", method)}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // drain waits until every read request has its response written.

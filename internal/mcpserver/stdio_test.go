@@ -142,8 +142,11 @@ func TestStdioGarbageLine(t *testing.T) {
 	s.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
 	s.recv(t)
 	s.send(t, `this is not json`)
-	// go-sdk closes the connection on a parse error; whatever it does, no
-	// non-JSON line may reach stdout.
+	if m := s.recv(t); m["error"] == nil {
+		t.Fatalf("garbage line: %v", m)
+	}
+	s.in.Close()
+	// Whatever follows, no non-JSON or empty line may reach stdout.
 	for s.out.Scan() {
 		if !json.Valid(s.out.Bytes()) {
 			t.Fatalf("non-JSON stdout line: %q", s.out.Text())

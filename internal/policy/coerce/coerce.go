@@ -37,6 +37,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -266,7 +267,7 @@ func readJSON(raw []byte, bad func(string) error) (float64, bool, error) {
 		return 0, false, bad("malformed JSON")
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil { // out of float64 range: ±Inf with ErrRange
+	if err != nil || beyondMax(string(raw), f) { // ErrRange: out of float64 range
 		return 0, false, bad(quote(string(raw)) + ", which is far out of range")
 	}
 	return checkFloat(f, bad)
@@ -287,10 +288,25 @@ func readString(s string, bad func(string) error) (float64, bool, error) {
 		return 0, false, bad(quote(s) + ", which is not a number")
 	}
 	f, err := strconv.ParseFloat(u, 64)
-	if err != nil {
+	if err != nil || beyondMax(u, f) {
 		return 0, false, bad(quote(s) + ", which is far out of range")
 	}
 	return checkFloat(f, bad)
+}
+
+// beyondMax reports whether the decimal text s, which parsed (rounded) to
+// f, is above [MaxMagnitude] in magnitude although f is not: 2^53+1 and
+// 2^53+0.5 round to exactly 2^53 as doubles, so only the text as written
+// shows that the caller asked for more than the package accepts.
+func beyondMax(s string, f float64) bool {
+	if math.Abs(f) != MaxMagnitude {
+		return false
+	}
+	exact, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return false // isDecimal already vouched for s; unreachable
+	}
+	return exact.Abs(exact).Cmp(new(big.Rat).SetInt64(MaxMagnitude)) > 0
 }
 
 // isDecimal reports whether s is a decimal number in JSON's grammar,
