@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // damagedChatDB writes a chat.db on the real macOS 15 schema (tables and
@@ -28,7 +29,7 @@ func damagedChatDB(t *testing.T, damage ...string) string {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	d := strconv.FormatInt(time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds(), 10)
+	d := strconv.FormatInt(testclock.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds(), 10)
 	for _, q := range append([]string{ddl,
 		"INSERT INTO handle(ROWID, id, service) VALUES(1, '+14155550101', 'iMessage')",
 		"INSERT INTO chat(ROWID, guid, style, chat_identifier, service_name) VALUES(1, 'iMessage;-;+14155550101', 45, '+14155550101', 'iMessage')",
