@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // lockedBuffer is a log sink that Watch's goroutine and the test share.
@@ -99,7 +97,9 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &lockedBuffer{}
-			clock := testclock.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			// The worker ages request files by their real modification
+			// times against this clock, so it is the real time, read once.
+			clock := time.Now()
 			h := newHarness(t, "", func(o *Options) {
 				o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 				o.Now = func() time.Time { return clock } // pinned: the repeat interval never passes
