@@ -279,6 +279,8 @@ type batchWriter struct {
 	batchSize int
 	watermark []byte
 
+	// queue feeds the flusher; nil once the flusher has stopped for good
+	// (after an error), so nothing sends to it or closes it again.
 	queue    chan batch
 	flushErr chan error
 	// spare returns committed batches' op slices for reuse (a bulk load
@@ -325,7 +327,7 @@ func (w *batchWriter) start() error {
 	w.queue = make(chan batch, 1)
 	w.flushErr = make(chan error, 1)
 	w.spare = make(chan []op, 2)
-	go w.flush()
+	go w.flush(w.queue)
 	return nil
 }
 
@@ -335,10 +337,10 @@ func (w *batchWriter) start() error {
 // starts a watcher goroutine and a progress handler for every statement
 // run under a cancellable context (about a tenth of the bulk load's write
 // time at 1M messages). A batch takes well under a second.
-func (w *batchWriter) flush() {
+func (w *batchWriter) flush(queue <-chan batch) {
 	var err error
 	bctx := context.WithoutCancel(w.ctx)
-	for b := range w.queue {
+	for b := range queue {
 		if err == nil {
 			err = w.ctx.Err()
 		}
@@ -362,6 +364,9 @@ func (w *batchWriter) handoff() error {
 	if w.failed != nil {
 		return w.failed
 	}
+	if w.queue == nil {
+		return errFlusherStopped
+	}
 	b := w.cur
 	b.watermark = w.watermark
 	b.hasWM = true
@@ -377,9 +382,10 @@ func (w *batchWriter) handoff() error {
 		return nil
 	case err := <-w.flushErr:
 		// The flusher stopped early (it only does so after an error).
+		w.queue = nil
 		w.failed = err
 		if err == nil {
-			w.failed = errors.New("sync flusher stopped")
+			w.failed = errFlusherStopped
 		}
 		return w.failed
 	case <-w.ctx.Done():
@@ -387,13 +393,28 @@ func (w *batchWriter) handoff() error {
 	}
 }
 
+// errFlusherStopped is what a writer whose flusher has stopped answers when
+// no error of its own was recorded.
+var errFlusherStopped = errors.New("sync flusher stopped")
+
 // finish flushes what is left (when ok) and waits for the flusher.
 func (w *batchWriter) finish(ok bool) error {
 	var err error
 	if ok && w.failed == nil {
 		err = w.handoff()
 	}
+	if w.queue == nil {
+		// The flusher already stopped and reported (drain, handoff).
+		if w.failed != nil {
+			return w.failed
+		}
+		if err != nil {
+			return err
+		}
+		return errFlusherStopped
+	}
 	close(w.queue)
+	w.queue = nil
 	ferr := <-w.flushErr
 	if w.failed != nil {
 		return w.failed
@@ -535,14 +556,23 @@ func (w *batchWriter) recycle(ops []op) {
 // drain waits until the flusher has committed every queued batch.
 func (w *batchWriter) drain() error {
 	// A fresh flusher round-trip: close and restart the queue.
+	if w.queue == nil {
+		if w.failed != nil {
+			return w.failed
+		}
+		return errFlusherStopped
+	}
 	close(w.queue)
+	w.queue = nil
 	err := <-w.flushErr
 	if err != nil {
+		// The flusher is gone and its queue closed: finish must not close
+		// it again (a cancelled sync used to panic there).
 		w.failed = err
 		return err
 	}
 	w.queue = make(chan batch, 1)
-	go w.flush()
+	go w.flush(w.queue)
 	return nil
 }
 
