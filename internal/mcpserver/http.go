@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -462,14 +463,25 @@ var ErrTokenRequired = errors.New("binding a non-loopback address requires a bea
 const MinTokenLength = 16
 
 // ErrTokenTooShort is returned for a bearer token shorter than
-// MinTokenLength (surrounding whitespace not counted).
+// MinTokenLength visible characters (white space, controls and invisible
+// format characters not counted).
 var ErrTokenTooShort = fmt.Errorf("the bearer token is shorter than %d characters: set TIDINGS_HTTP_TOKEN or the --http-token-file file to a long random value (for example the output of: openssl rand -hex 32)", MinTokenLength)
 
 // CheckToken applies the one strength rule to a bearer token, whether it
 // came from TIDINGS_HTTP_TOKEN or a token file: at least MinTokenLength
 // characters besides surrounding whitespace.
 func CheckToken(token string) error {
-	if len(strings.TrimSpace(token)) < MinTokenLength {
+	// Characters a person could have typed or a generator produced:
+	// white space, controls and invisible format characters (zero-width
+	// space, joiners, BOM) count for nothing, and a character is one
+	// whatever its byte length.
+	n := 0
+	for _, r := range token {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) {
+			n++
+		}
+	}
+	if n < MinTokenLength {
 		return ErrTokenTooShort
 	}
 	return nil

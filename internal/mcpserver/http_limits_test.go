@@ -20,7 +20,10 @@ import (
 // anything listens.
 func TestTokenStrengthOneRule(t *testing.T) {
 	s := testServer(t).SDK
-	for _, tok := range []string{"x", "123456789012345", strings.Repeat(" ", 20), " short-token-12 \t"} {
+	// Characters, not bytes: six euro signs are 18 bytes, and invisible
+	// characters (zero-width space, joiners, BOM) count for nothing.
+	for _, tok := range []string{"x", "123456789012345", strings.Repeat(" ", 20), " short-token-12 \t",
+		"€€€€€€", strings.Repeat("\u200b", 16), "abc" + strings.Repeat("\u200d\ufeff", 10), strings.Repeat("\x00", 16)} {
 		for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
 			err := ListenAndServe(context.Background(), s, ListenOptions{Addr: addr, HTTPOptions: HTTPOptions{Token: tok}})
 			if !errors.Is(err, ErrTokenTooShort) {
