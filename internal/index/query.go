@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/dates"
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 )
 
 // stopWords are dropped from natural-language queries (when something else
@@ -147,7 +148,7 @@ func planDates(s string, now time.Time) datePlan {
 		return string(b)
 	}
 	cue, content := false, false
-	for _, w := range terms(blank(func(dates.Match) bool { return true })) {
+	for _, w := range fold.Terms(blank(func(dates.Match) bool { return true })) {
 		switch {
 		case windowCues[w]:
 			cue = true
@@ -332,7 +333,7 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 	low := strings.ToLower(text)
 	// Quoted phrases.
 	for _, m := range reQuoted.FindAllStringSubmatch(low, -1) {
-		if ts := terms(m[1]); len(ts) > 0 {
+		if ts := fold.Terms(m[1]); len(ts) > 0 {
 			pq.phrases = append(pq.phrases, ts)
 		}
 	}
@@ -370,7 +371,7 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 	var buf []byte
 	for _, f := range strings.Fields(rest) {
 		prefix := strings.HasSuffix(f, "*")
-		ts := terms(f)
+		ts := fold.Terms(f)
 		for i, t := range ts {
 			words = append(words, word{t, prefix && i == len(ts)-1})
 		}
@@ -478,7 +479,7 @@ func (ix *Index) nameWordsLocked() map[string]map[uint32]bool {
 			if n == "" {
 				continue
 			}
-			for _, w := range terms(n) {
+			for _, w := range fold.Terms(n) {
 				if out[w] == nil {
 					out[w] = map[uint32]bool{}
 				}
@@ -493,7 +494,7 @@ func (ix *Index) nameWordsLocked() map[string]map[uint32]bool {
 // name taken out of the text the embedder sees).
 func removeWord(s, w string) string {
 	b := []byte(s)
-	tokenize(s, nil, func(t []byte, a, e int) {
+	fold.Tokenize(s, nil, func(t []byte, a, e int) {
 		if string(t) == w {
 			for i := a; i < e; i++ {
 				b[i] = ' '

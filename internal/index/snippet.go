@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"strings"
+
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 )
 
 // hydrateHits loads the page's messages and builds snippets.
@@ -65,7 +67,7 @@ func matchSpans(text string, pq *parsedQuery) [][2]int {
 		}
 	}
 	var spans [][2]int
-	tokenize(text, nil, func(t []byte, s, e int) {
+	fold.Tokenize(text, nil, func(t []byte, s, e int) {
 		if want[string(t)] {
 			spans = append(spans, [2]int{s, e})
 		}
