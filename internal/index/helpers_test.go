@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/index/fold"
+	"github.com/tidings-mcp/tidings/internal/index/querytext"
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
@@ -168,7 +169,7 @@ func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	for i, t := range texts {
 		v := make([]float32, h.dim)
 		for _, w := range fold.Terms(t) {
-			if stopWords[w] {
+			if querytext.IsStopWord(w) {
 				continue
 			}
 			if s, ok := h.syn[w]; ok {
