@@ -24,6 +24,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/embed"
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
+	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/index/synth"
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -341,7 +342,7 @@ func openDemoSource(ctx context.Context, o benchOpts) (*benchDemo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &benchDemo{path: p, genSeconds: gen, reader: r, src: index.IMessageSource(r, "imessage", time.Now)}, nil
+	return &benchDemo{path: p, genSeconds: gen, reader: r, src: imessageindex.Source(r, "imessage", time.Now)}, nil
 }
 
 // chatDBWriter plays Messages.app: it commits new rows to chat.db.

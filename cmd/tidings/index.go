@@ -18,6 +18,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/embed"
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 )
@@ -115,7 +116,7 @@ func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) 
 			return nil, nil, closeAll, &sourceError{Kind: "imessage", Path: cfg.IMessage, Err: err}
 		}
 		closers = append(closers, func() { r.Close() })
-		srcs = append(srcs, index.IMessageSource(r, "imessage", cfg.Now))
+		srcs = append(srcs, imessageindex.Source(r, "imessage", cfg.Now))
 		watch = append(watch, r.Path(), r.Path()+"-wal")
 	}
 	if cfg.IOSBackup != "" {
@@ -129,7 +130,7 @@ func indexSources(ctx context.Context, cfg *config.Config, logger *slog.Logger) 
 			return nil, nil, closeAll, &sourceError{Kind: "ios_backup", Path: cfg.IOSBackup, Err: err}
 		}
 		closers = append(closers, func() { r.Close() })
-		src := index.IMessageSource(r, "ios-backup", cfg.Now)
+		src := imessageindex.Source(r, "ios-backup", cfg.Now)
 		src.SourceKey = "ios-backup:" + filepath.Clean(cfg.IOSBackup)
 		srcs = append(srcs, src)
 	}

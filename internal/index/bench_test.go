@@ -231,13 +231,13 @@ func BenchmarkVectorRecall(b *testing.B) {
 	}
 	exactScore := func(q []float32, id int64) float32 {
 		s := v.slotOf[id]
-		return v.pool.mult[s] * dotQ8(q, v.pool.vec(s))
+		return v.pool.Score(s, q)
 	}
 	vecOf := func(id int64) []float32 {
 		out := make([]float32, v.dim)
 		s := v.slotOf[id]
-		for i, x := range v.pool.vec(s) {
-			out[i] = float32(x) * v.pool.mult[s]
+		for i, x := range v.pool.Vec(s) {
+			out[i] = float32(x) * v.pool.Mult(s)
 		}
 		return out
 	}
@@ -248,7 +248,7 @@ func BenchmarkVectorRecall(b *testing.B) {
 			b.Fatalf("only %d of 300 query vectors found", len(queries))
 		}
 		id := int64(1 + r.IntN(int(ix.mem.maxID)))
-		if v.hasVec(id) && v.pool.mult[v.slotOf[id]] != 0 {
+		if v.hasVec(id) && v.pool.Mult(v.slotOf[id]) != 0 {
 			queries = append(queries, vecOf(id))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -237,7 +238,7 @@ func (s *RowSource) renamedAttachments(ctx context.Context, w Writer) error {
 	}
 	var msgs []int64
 	err = ar.AttachmentNames(ctx, func(msg, att int64, name string) error {
-		if old, ok := stored[att]; ok && old != sanitizeText(name) && (len(msgs) == 0 || msgs[len(msgs)-1] != msg) {
+		if old, ok := stored[att]; ok && old != fold.Sanitize(name) && (len(msgs) == 0 || msgs[len(msgs)-1] != msg) {
 			msgs = append(msgs, msg)
 		}
 		return nil

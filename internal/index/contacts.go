@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -39,13 +40,13 @@ func (ix *Index) LoadContacts(ctx context.Context, key string, cards []model.Con
 	defer ins.Close()
 	n := 0
 	for _, c := range cards {
-		name := sanitizeText(strings.TrimSpace(c.Name()))
+		name := fold.Sanitize(strings.TrimSpace(c.Name()))
 		b, err := json.Marshal(c)
 		if err != nil {
 			return 0, fmt.Errorf("load contacts: %w", err)
 		}
 		var id int64
-		if err := ins.QueryRowContext(ctx, key, sanitizeText(c.ID), name, string(b)).Scan(&id); err != nil {
+		if err := ins.QueryRowContext(ctx, key, fold.Sanitize(c.ID), name, string(b)).Scan(&id); err != nil {
 			return 0, fmt.Errorf("load contact %s: %w", c.ID, err)
 		}
 		n++

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/index/vecscan"
 )
 
 // embedBatch is the number of texts embedded and written per transaction
@@ -103,7 +105,7 @@ func (ix *Index) vecDropLocked(ids []int64) {
 }
 
 // ensureSlab loads the int8 vectors for re-ranking into memory (each
-// distinct vector once, see vecPool) when they fit in Options.VectorMemory
+// distinct vector once, see vecscan.Pool) when they fit in Options.VectorMemory
 // and are not loaded yet. When they turn out not to fit, nothing is kept
 // and re-ranking reads the database.
 func (ix *Index) ensureSlab(ctx context.Context) error {
@@ -120,7 +122,7 @@ func (ix *Index) ensureSlab(ctx context.Context) error {
 	if v.pool != nil || v.overBudget {
 		return nil
 	}
-	pool := newVecPool(v.dim)
+	pool := vecscan.NewPool(v.dim)
 	slotOf := make([]uint32, v.slots())
 	budget := ix.opts.VectorMemory - int64(len(slotOf))*4
 	rows, err := ix.rdb.QueryContext(ctx, "SELECT id, q FROM vectors")
@@ -135,9 +137,9 @@ func (ix *Index) ensureSlab(ctx context.Context) error {
 			return fmt.Errorf("load vectors: %w", err)
 		}
 		if v.hasVec(id) && int(id) < len(slotOf) {
-			slotOf[id] = pool.add(b)
+			slotOf[id] = pool.Add(b)
 		}
-		if n&4095 == 0 && pool.bytes() > budget {
+		if n&4095 == 0 && pool.Bytes() > budget {
 			v.overBudget = true
 			return nil
 		}
@@ -145,7 +147,7 @@ func (ix *Index) ensureSlab(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
-	if pool.bytes() > budget {
+	if pool.Bytes() > budget {
 		v.overBudget = true
 		return nil
 	}
@@ -519,7 +521,7 @@ func (ix *Index) storeVectors(ctx context.Context, emb Embedder, embID string, i
 		if pre != nil && pre.q[i] != nil {
 			q = pre.q[i] // quantised off the writer (vecprep.go)
 		} else {
-			q = quantize(v)
+			q = vecscan.Quantize(v)
 		}
 		done = append(done, stored{items[i].id, q, i})
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 )
 
 // BM25 parameters.
@@ -410,7 +412,7 @@ func scoreText(id int64, text, extra string, terms []qterm, match map[string]ter
 	n := 0
 	var buf []byte
 	for part, s := range [2]string{text, extra} {
-		buf = tokenize(s, buf, func(t []byte, a, b int) {
+		buf = fold.Tokenize(s, buf, func(t []byte, a, b int) {
 			n++
 			if len(phrases) > 0 {
 				seq = append(seq, string(t))
@@ -491,7 +493,7 @@ func phraseSpans(text string, phrases [][]string, spans [][2]int) [][2]int {
 		a, b int
 	}
 	var toks []tok
-	tokenize(text, nil, func(t []byte, a, b int) { toks = append(toks, tok{string(t), a, b}) })
+	fold.Tokenize(text, nil, func(t []byte, a, b int) { toks = append(toks, tok{string(t), a, b}) })
 	for _, p := range phrases {
 	next:
 		for i := 0; i+len(p) <= len(toks); i++ {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 )
 
 var (
@@ -57,11 +59,11 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		s = sanitizeText(s)
+		s = fold.Sanitize(s)
 		if !utf8.ValidString(s) {
-			t.Fatal("sanitizeText left invalid UTF-8")
+			t.Fatal("fold.Sanitize left invalid UTF-8")
 		}
-		got, want := terms(s), sqliteTerms(t, s)
+		got, want := fold.Terms(s), sqliteTerms(t, s)
 		if !slices.Equal(got, want) {
 			t.Fatalf("%q:\n go     %q\n sqlite %q", s, got, want)
 		}

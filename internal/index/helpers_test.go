@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
+	"github.com/tidings-mcp/tidings/internal/index/querytext"
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
@@ -166,8 +168,8 @@ func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		v := make([]float32, h.dim)
-		for _, w := range terms(t) {
-			if stopWords[w] {
+		for _, w := range fold.Terms(t) {
+			if querytext.IsStopWord(w) {
 				continue
 			}
 			if s, ok := h.syn[w]; ok {

@@ -6,30 +6,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/tidings-mcp/tidings/internal/dates"
+	"github.com/tidings-mcp/tidings/internal/index/fold"
+	"github.com/tidings-mcp/tidings/internal/index/querytext"
 )
-
-// stopWords are dropped from natural-language queries (when something else
-// remains): function words, question words, and words about messaging
-// itself ("what did Sam text me about…").
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above after again against all am an and any are aren arent as at be because been
-before being below between both but by can cant could couldn did didn didnt do does doesn doesnt doing don dont down during
-each few for from further had hadn has hasn have haven having he hed hes her here hers herself him himself his how i id ill
-im ive if in into is isn isnt it its itself just let lets me more most mustn my myself no nor not now of off on once only
-or other ought our ours ourselves out over own same shan she shes should shouldn so some such than that thats the their
-theirs them themselves then there theres these they theyd theyll theyre theyve this those through to too under until up
-very was wasn we wed well were weren weve what whats when where which while who whom whos why will with won wont would
-wouldn you youd youll youre youve your yours yourself yourselves
-say said says tell told ask asked mention mentioned talk talked talking message messages msg text texts texted sent send
-find show search look thing things something anything stuff someone somebody ever`) {
-		m[w] = true
-	}
-	return m
-}()
 
 // variantKind says how a vocabulary term relates to a query word.
 type variantKind uint8
@@ -91,171 +71,6 @@ type parsedQuery struct {
 
 var reQuoted = regexp.MustCompile(`"([^"]+)"`)
 
-// windowCues are words that tie a date in a query to the messages
-// themselves ("what did Sam say yesterday", "who texted me today", "what
-// happened this week"), so the date is a time window to filter by.
-var windowCues = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`say said says tell told ask asked mention mentioned talk talked talking
-message messages messaged messaging msg msgs text texts texted texting sent send sends wrote write writes written
-reply replied replies chat chatted happen happened happening miss missed`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// datePlan is what the date expressions of a query become.
-type datePlan struct {
-	// filter is the hard time window (the intersection of the phrases
-	// read as one); filterText lists those phrases.
-	filter     dates.Range
-	filterText []string
-	// boost is the window of relative phrases that describe the topic
-	// ("dinner last week"): messages in it rank higher, others still
-	// match.
-	boost     dates.Range
-	boostText []string
-	// rest is the query without the phrases used as filter or boost;
-	// named dates that describe the topic ("in January") stay as words.
-	rest string
-}
-
-// planDates decides what each date expression in s (lower case) means. A
-// date is a hard filter only when the query asks for messages of a time
-// window: the phrase is a window by itself (window), or the query has
-// nothing besides dates and stop-words ("messages from last week",
-// "yesterday"), or a word ties the date to the messages ("what did Sam say
-// yesterday"). Otherwise a relative date is a soft boost and a named one
-// (month, weekday, year) is searched as words: "conference in San
-// Francisco in January" is about a conference in January, whenever the
-// message was sent.
-func planDates(s string, now time.Time) datePlan {
-	p := datePlan{rest: s}
-	ms := dates.Find(s, now)
-	if len(ms) == 0 {
-		return p
-	}
-	blank := func(drop func(dates.Match) bool) string {
-		b := []byte(s)
-		for _, m := range ms {
-			if drop(m) {
-				for i := m.Start; i < m.End; i++ {
-					b[i] = ' '
-				}
-			}
-		}
-		return string(b)
-	}
-	cue, content := false, false
-	for _, w := range terms(blank(func(dates.Match) bool { return true })) {
-		switch {
-		case windowCues[w]:
-			cue = true
-		case !stopWords[w]:
-			content = true
-		}
-	}
-	asWindow := cue || !content
-	filter := func(m dates.Match) bool { return asWindow || m.Window }
-	boost := func(m dates.Match) bool { return !filter(m) && m.Relative }
-	var hasF, hasB bool
-	for _, m := range ms {
-		switch {
-		case filter(m):
-			p.filter, hasF = dates.Intersect(p.filter, m.Range, hasF), true
-			p.filterText = append(p.filterText, m.Text)
-		case boost(m):
-			p.boost, hasB = dates.Intersect(p.boost, m.Range, hasB), true
-			p.boostText = append(p.boostText, m.Text)
-		}
-	}
-	p.rest = blank(func(m dates.Match) bool { return filter(m) || boost(m) })
-	return p
-}
-
-// stem is a light English suffix stripper. It only has to map inflections
-// of one word to the same key (owe, owes, owed, owing → "ow"); the index
-// keeps full words and queries expand to every vocabulary term with the
-// same key.
-func stem(w string) string {
-	if len(w) <= 2 || !isASCIIWord(w) {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-	case strings.HasSuffix(w, "s") && len(w) > 3:
-		w = w[:len(w)-1]
-	}
-	for _, suf := range []string{"ingly", "edly", "ing", "ed", "ly"} {
-		if strings.HasSuffix(w, suf) {
-			base := w[:len(w)-len(suf)]
-			if len(base) >= 2 && strings.ContainsAny(base, "aeiouy") {
-				w = base
-			}
-			break
-		}
-	}
-	if len(w) > 2 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	if len(w) > 2 && strings.HasSuffix(w, "y") {
-		w = w[:len(w)-1] + "i"
-	}
-	if n := len(w); n > 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiou", rune(w[n-1])) {
-		w = w[:n-1]
-	}
-	return w
-}
-
-func isASCIIWord(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return false
-		}
-	}
-	return true
-}
-
-// editDistanceWithin reports whether the Damerau-Levenshtein (optimal
-// string alignment) distance between a and b is at most k.
-func editDistanceWithin(a, b string, k int) bool {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > k || -d > k {
-		return false
-	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				v = min(v, prev2[j-2]+1)
-			}
-			cur[j] = v
-			rowMin = min(rowMin, v)
-		}
-		if rowMin > k {
-			return false
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)] <= k
-}
-
 // maxVariants bounds how many vocabulary terms one query word expands to.
 const maxVariants = 64
 
@@ -276,13 +91,13 @@ func (v *vocab) expand(word string, prefix bool, hid *hiddenTerms) []variant {
 	addv(word, vExact)
 	if prefix {
 		v.withPrefix(word, func(t string) bool { addv(t, vPrefix); return true })
-	} else if s := stem(word); isASCIIWord(word) && len(word) > 2 {
+	} else if s := querytext.Stem(word); querytext.IsASCIIWord(word) && len(word) > 2 {
 		p := s
 		if len(p) > 3 {
 			p = p[:len(p)-1]
 		}
 		v.withPrefix(p, func(t string) bool {
-			if stem(t) == s {
+			if querytext.Stem(t) == s {
 				addv(t, vStem)
 			}
 			return true
@@ -295,7 +110,7 @@ func (v *vocab) expand(word string, prefix bool, hid *hiddenTerms) []variant {
 		}
 		var cands []variant
 		check := func(t string) bool {
-			if df, ok := hid.dfOf(v, t); ok && editDistanceWithin(word, t, k) {
+			if df, ok := hid.dfOf(v, t); ok && querytext.EditDistanceWithin(word, t, k) {
 				cands = append(cands, variant{t, vTypo, df})
 			}
 			return true
@@ -332,33 +147,33 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 	low := strings.ToLower(text)
 	// Quoted phrases.
 	for _, m := range reQuoted.FindAllStringSubmatch(low, -1) {
-		if ts := terms(m[1]); len(ts) > 0 {
+		if ts := fold.Terms(m[1]); len(ts) > 0 {
 			pq.phrases = append(pq.phrases, ts)
 		}
 	}
 	rest := reQuoted.ReplaceAllString(low, " ")
 	cut := false // whether words were taken out for the embedder
 	if interpretDates {
-		plan := planDates(rest, ix.now().In(ix.opts.Location))
-		cut = plan.rest != rest
-		rest = plan.rest
-		if len(plan.filterText) > 0 {
-			if !plan.filter.From.IsZero() {
-				pq.since = plan.filter.From.UnixMilli()
+		plan := querytext.PlanDates(rest, ix.now().In(ix.opts.Location))
+		cut = plan.Rest != rest
+		rest = plan.Rest
+		if len(plan.FilterText) > 0 {
+			if !plan.Filter.From.IsZero() {
+				pq.since = plan.Filter.From.UnixMilli()
 			}
-			if !plan.filter.To.IsZero() {
-				pq.until = plan.filter.To.UnixMilli() - 1
+			if !plan.Filter.To.IsZero() {
+				pq.until = plan.Filter.To.UnixMilli() - 1
 			}
-			pq.dateText = strings.Join(plan.filterText, ", ")
+			pq.dateText = strings.Join(plan.FilterText, ", ")
 		}
-		if len(plan.boostText) > 0 {
-			if !plan.boost.From.IsZero() {
-				pq.boostFrom = plan.boost.From.UnixMilli()
+		if len(plan.BoostText) > 0 {
+			if !plan.Boost.From.IsZero() {
+				pq.boostFrom = plan.Boost.From.UnixMilli()
 			}
-			if !plan.boost.To.IsZero() {
-				pq.boostUntil = plan.boost.To.UnixMilli() - 1
+			if !plan.Boost.To.IsZero() {
+				pq.boostUntil = plan.Boost.To.UnixMilli() - 1
 			}
-			pq.boostText = strings.Join(plan.boostText, ", ")
+			pq.boostText = strings.Join(plan.BoostText, ", ")
 		}
 	}
 	// Words; a trailing * asks for a prefix.
@@ -370,7 +185,7 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 	var buf []byte
 	for _, f := range strings.Fields(rest) {
 		prefix := strings.HasSuffix(f, "*")
-		ts := terms(f)
+		ts := fold.Terms(f)
 		for i, t := range ts {
 			words = append(words, word{t, prefix && i == len(ts)-1})
 		}
@@ -378,7 +193,7 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 	}
 	var kept []word
 	for _, w := range words {
-		if !stopWords[w.w] {
+		if !querytext.IsStopWord(w.w) {
 			kept = append(kept, w)
 		}
 	}
@@ -409,7 +224,7 @@ func (ix *Index) parseQueryLocked(text string, interpretDates bool, hid *hiddenT
 						pq.people = append(pq.people, n)
 					}
 				}
-				rest = removeWord(rest, w.w)
+				rest = querytext.RemoveWord(rest, w.w)
 				cut = true
 				continue
 			}
@@ -478,7 +293,7 @@ func (ix *Index) nameWordsLocked() map[string]map[uint32]bool {
 			if n == "" {
 				continue
 			}
-			for _, w := range terms(n) {
+			for _, w := range fold.Terms(n) {
 				if out[w] == nil {
 					out[w] = map[uint32]bool{}
 				}
@@ -487,18 +302,4 @@ func (ix *Index) nameWordsLocked() map[string]map[uint32]bool {
 		}
 	}
 	return out
-}
-
-// removeWord blanks every occurrence of the index term w in s (a person's
-// name taken out of the text the embedder sees).
-func removeWord(s, w string) string {
-	b := []byte(s)
-	tokenize(s, nil, func(t []byte, a, e int) {
-		if string(t) == w {
-			for i := a; i < e; i++ {
-				b[i] = ' '
-			}
-		}
-	})
-	return string(b)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -499,7 +500,7 @@ CREATE VIRTUAL TABLE probe_v USING fts5vocab(probe, instance);`); err != nil {
 			want = append(want, term)
 		}
 		rows.Close()
-		if got := terms(s); !slices.Equal(got, want) {
+		if got := fold.Terms(s); !slices.Equal(got, want) {
 			t.Errorf("%q:\n go     %q\n sqlite %q", s, got, want)
 		}
 	}

@@ -97,7 +97,7 @@ func blankFindings(text, dst string, codes [][2]int) string {
 	for _, f := range fs {
 		s, e := max(f.Start, 0), min(f.End, len(b))
 		// Whole characters only (offsets refer to valid UTF-8 text, which
-		// sanitizeText guarantees; widen defensively).
+		// fold.Sanitize guarantees; widen defensively).
 		for s > 0 && s < len(b) && !isRuneStart(b[s]) {
 			s--
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 )
 
 // maxTermsPerToken bounds how many vocabulary terms one pattern token may
@@ -25,7 +27,7 @@ const maxTermsPerToken = 256
 // verified message by message, newest first, up to SubstringScan.
 func (ix *Index) substringSearch(ctx context.Context, q *Query, f *filter, cur cursor, limit int, res *Result) (*Result, error) {
 	pattern := strings.TrimSpace(q.Text)
-	fp, _ := foldForSubstring(pattern, false)
+	fp, _ := fold.ForSubstring(pattern, false)
 	cov := &SignalCoverage{Complete: true}
 	res.Coverage.Substring = cov
 	curT, curID := int64(1<<62), int64(1<<62)
@@ -40,7 +42,7 @@ func (ix *Index) substringSearch(ctx context.Context, q *Query, f *filter, cur c
 	}
 	var toks []tokInfo
 	var spans [][2]int
-	tokenize(fp, nil, func(t []byte, a, b int) {
+	fold.Tokenize(fp, nil, func(t []byte, a, b int) {
 		toks = append(toks, tokInfo{text: string(t)})
 		spans = append(spans, [2]int{a, b})
 	})
@@ -195,7 +197,7 @@ func matchSubstring(text, fp string) [][2]int {
 	if fp != "" && isASCII(text) {
 		return matchASCII(text, fp)
 	}
-	ft, m := foldForSubstring(text, true)
+	ft, m := fold.ForSubstring(text, true)
 	var spans [][2]int
 	for pos := 0; pos <= len(ft); {
 		i := strings.Index(ft[pos:], fp)

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 )
 
 // matchFolded is matchSubstring's general path (fold, then search).
 func matchFolded(text, fp string) [][2]int {
-	ft, m := foldForSubstring(text, true)
+	ft, m := fold.ForSubstring(text, true)
 	var spans [][2]int
 	for pos := 0; pos <= len(ft); {
 		i := strings.Index(ft[pos:], fp)
@@ -40,12 +42,12 @@ func TestMatchASCIIAgreesWithFolding(t *testing.T) {
 	cases := [][2]string{{"Café at 4", "caf"}, {"aaaa", "aa"}, {"$40 or $4", "$4"}, {"ab", "abc"}, {"late, be there", "late, be"}, {"naïve", "naï"}, {"NAIVE", "naïve"}}
 	for range 3000 {
 		text := gen(r.IntN(40))
-		fp, _ := foldForSubstring(gen(1+r.IntN(4)), false)
+		fp, _ := fold.ForSubstring(gen(1+r.IntN(4)), false)
 		cases = append(cases, [2]string{text, fp})
 	}
 	for _, c := range cases {
 		text, pat := c[0], c[1]
-		fp, _ := foldForSubstring(pat, false)
+		fp, _ := fold.ForSubstring(pat, false)
 		if fp == "" {
 			continue
 		}

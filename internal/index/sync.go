@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -519,7 +520,7 @@ func (w *batchWriter) Conversations(convs []model.Conversation) error {
 	}
 	for _, c := range convs {
 		c.Source = w.kind
-		c.ID = sanitizeText(c.ID)
+		c.ID = fold.Sanitize(c.ID)
 		if c.ID == "" {
 			continue
 		}
@@ -581,14 +582,14 @@ func (w *batchWriter) Message(m model.Message) error {
 	if w.failed != nil {
 		return w.failed
 	}
-	m.ID = sanitizeText(m.ID)
+	m.ID = fold.Sanitize(m.ID)
 	if m.ID == "" {
 		return nil
 	}
 	convs := make([]uint32, 0, len(m.ConversationIDs))
 	blocked := false
 	for _, g := range m.ConversationIDs {
-		g = sanitizeText(g)
+		g = fold.Sanitize(g)
 		if w.blocked[g] {
 			blocked = true
 			continue
@@ -627,11 +628,11 @@ func (w *batchWriter) Message(m model.Message) error {
 		if m.Reaction == nil || m.Reaction.Target == "" {
 			return nil
 		}
-		return w.add(op{kind: opReaction, guid: m.ID, m: m, convs: convs, sender: sanitizeText(m.Sender)})
+		return w.add(op{kind: opReaction, guid: m.ID, m: m, convs: convs, sender: fold.Sanitize(m.Sender)})
 	}
-	o := op{kind: opUpsert, guid: m.ID, convs: convs, sender: sanitizeText(m.Sender)}
+	o := op{kind: opUpsert, guid: m.ID, convs: convs, sender: fold.Sanitize(m.Sender)}
 	o.hash = messageHash(&m)
-	display := sanitizeText(m.Text)
+	display := fold.Sanitize(m.Text)
 	o.text = indexedText(display, m.Runs) // secrets are never indexed (codes.go, secrets.go)
 	o.extraText = blankSecrets(searchExtra(&m))
 	var err error
@@ -681,11 +682,11 @@ func isSearchable(m *model.Message) bool {
 func searchExtra(m *model.Message) string {
 	var parts []string
 	if m.Subject != "" {
-		parts = append(parts, sanitizeText(m.Subject))
+		parts = append(parts, fold.Sanitize(m.Subject))
 	}
 	for _, r := range m.Runs {
 		if r.Transcription != "" {
-			parts = append(parts, sanitizeText(r.Transcription))
+			parts = append(parts, fold.Sanitize(r.Transcription))
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -709,7 +710,7 @@ func distinctTerms(text, extra string) ([]string, int) {
 	var arr [64]byte
 	buf := arr[:0]
 	for _, s := range [2]string{text, extra} {
-		buf = tokenize(s, buf, func(t []byte, _, _ int) {
+		buf = fold.Tokenize(s, buf, func(t []byte, _, _ int) {
 			n++
 			if seen == nil {
 				for _, o := range out {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -351,7 +352,7 @@ func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o 
 	}
 	args := []any{w.sid, o.guid, m.RowID, o.convs[0], sender, m.FromMe, string(m.Kind), nullStr(m.Detail), nullStr(m.Service),
 		m.Time.UnixMilli(), millis(m.TimeRead), millis(m.TimeDelivered), millis(m.TimeEdited), millis(m.TimeUnsent),
-		o.text, nullStr(o.extraText), nullStr(m.TextSource), nullStr(sanitizeText(m.Subject)), messageFlags(m), m.Error,
+		o.text, nullStr(o.extraText), nullStr(m.TextSource), nullStr(fold.Sanitize(m.Subject)), messageFlags(m), m.Error,
 		nullStr(m.ReplyTo), replyPart, nullStr(m.App), nullStr(m.Effect), extra, o.searchable, int64(o.hash)}
 	t := m.Time.UnixMilli()
 	var id int64
@@ -440,7 +441,7 @@ func (ix *Index) applyUpsert(ctx context.Context, tx queryer, w *batchWriter, o 
 	}
 	for i, a := range m.Attachments {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attachments(msg, idx, conv, guid, row_id, filename, mime, uti, size, sticker, outgoing, path)
-VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`, id, i, o.convs[0], sanitizeText(a.ID), a.RowID, sanitizeText(a.Filename), a.MimeType, a.UTI, a.Size, a.Sticker, a.Outgoing, a.Path); err != nil {
+VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`, id, i, o.convs[0], fold.Sanitize(a.ID), a.RowID, fold.Sanitize(a.Filename), a.MimeType, a.UTI, a.Size, a.Sticker, a.Outgoing, a.Path); err != nil {
 			return fmt.Errorf("store attachment of %s: %w", o.guid, err)
 		}
 	}
@@ -527,7 +528,7 @@ func (ix *Index) deleteMessageRow(ctx context.Context, tx queryer, old *storedMs
 
 func (ix *Index) applyReaction(ctx context.Context, tx queryer, w *batchWriter, o *op) error {
 	r := o.m.Reaction
-	target := sanitizeText(r.Target)
+	target := fold.Sanitize(r.Target)
 	t := o.m.Time.UnixMilli()
 	sender := o.sender
 	if o.m.FromMe {
@@ -558,7 +559,7 @@ VALUES(?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(source, target, part, sender, slot) DO UPDATE SET from_me = excluded.from_me, type = excluded.type,
 	emoji = excluded.emoji, guid = excluded.guid, conv = excluded.conv, time = excluded.time
 WHERE excluded.time >= reactions.time`,
-		w.sid, target, r.TargetPart, sender, slot, o.m.FromMe, string(r.Type), sanitizeText(r.Emoji), o.guid, o.convs[0], t); err != nil {
+		w.sid, target, r.TargetPart, sender, slot, o.m.FromMe, string(r.Type), fold.Sanitize(r.Emoji), o.guid, o.convs[0], t); err != nil {
 		return fmt.Errorf("store reaction %s: %w", o.guid, err)
 	}
 	return nil
@@ -593,11 +594,11 @@ ON CONFLICT(handle) DO UPDATE SET norm = excluded.norm RETURNING id`, h, norm, l
 // upsertConversation stores a conversation and its participants in its own
 // transaction, skipping the write when nothing changed.
 func (ix *Index) upsertConversation(ctx context.Context, sid int64, c model.Conversation, known uint32) (uint32, error) {
-	c.Identifier = sanitizeText(c.Identifier)
-	c.DisplayName = sanitizeText(c.DisplayName)
+	c.Identifier = fold.Sanitize(c.Identifier)
+	c.DisplayName = fold.Sanitize(c.DisplayName)
 	parts := make([]string, 0, len(c.Participants))
 	for _, p := range c.Participants {
-		if p = sanitizeText(p); p != "" && !slices.Contains(parts, p) {
+		if p = fold.Sanitize(p); p != "" && !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}
 	}

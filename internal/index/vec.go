@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/tidings-mcp/tidings/internal/index/vecscan"
 )
 
 // vecState holds the vectors' in-memory part: one sign-bit code per
@@ -34,7 +36,7 @@ type vecState struct {
 	// pool holds the int8 vectors for re-ranking, each distinct vector
 	// once, and slotOf[id] the slot of id's vector (0: none); both nil
 	// while not loaded or over Options.VectorMemory.
-	pool   *vecPool
+	pool   *vecscan.Pool
 	slotOf []uint32
 	// budget is Options.VectorMemory as of loading the pool; overBudget
 	// is set once the vectors did not fit (re-ranking then reads the
@@ -82,7 +84,7 @@ func (v *vecState) memBytes() int64 {
 	if v.pool == nil {
 		return 0
 	}
-	return v.pool.bytes() + int64(cap(v.slotOf))*4
+	return v.pool.Bytes() + int64(cap(v.slotOf))*4
 }
 
 // dropPool forgets the in-memory vectors (re-ranking then reads the
@@ -104,7 +106,7 @@ func (v *vecState) code(vec []float32, c []uint64) {
 
 // codeStored writes the code of a stored vector into c: the sign bits of
 // its unit-length form minus center, as code computes them after
-// dequantize, without materialising the float vector.
+// vecscan.Dequantize, without materialising the float vector.
 func (v *vecState) codeStored(stored []byte, c []uint64) {
 	clear(c)
 	if len(stored) != 4+v.dim {
@@ -156,8 +158,8 @@ func (v *vecState) setRest(id int64, stored []byte) {
 	v.has[id>>6] |= 1 << (uint(id) & 63)
 	if v.pool != nil {
 		old := v.slotOf[id]
-		v.slotOf[id] = v.pool.add(stored)
-		v.pool.release(old)
+		v.slotOf[id] = v.pool.Add(stored)
+		v.pool.Release(old)
 		if v.memBytes() > v.budget {
 			v.dropPool()
 			v.overBudget = true
@@ -174,33 +176,10 @@ func (v *vecState) drop(id int64) {
 	v.has[id>>6] &^= 1 << (uint(id) & 63)
 	clear(v.codes[int(id)*v.words : int(id+1)*v.words])
 	if v.pool != nil {
-		v.pool.release(v.slotOf[id])
+		v.pool.Release(v.slotOf[id])
 		v.slotOf[id] = 0
 	}
 	v.dirty[int(id/chunkSize)] = true
-}
-
-// dotQ8 is an 8-way unrolled dot product of a float32 query with an int8
-// vector.
-func dotQ8(a []float32, b []int8) float32 {
-	n := len(a)
-	b = b[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		s0 += a[i] * float32(b[i])
-		s1 += a[i+1] * float32(b[i+1])
-		s2 += a[i+2] * float32(b[i+2])
-		s3 += a[i+3] * float32(b[i+3])
-		s4 += a[i+4] * float32(b[i+4])
-		s5 += a[i+5] * float32(b[i+5])
-		s6 += a[i+6] * float32(b[i+6])
-		s7 += a[i+7] * float32(b[i+7])
-	}
-	for ; i < n; i++ {
-		s0 += a[i] * float32(b[i])
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // chunk encoding: has-bits (chunkSize/8 bytes) then codes.
@@ -231,7 +210,7 @@ func (v *vecState) decodeChunk(c int, b []byte) error {
 	for i := range chunkSize * v.words {
 		v.codes[c*chunkSize*v.words+i] = binary.LittleEndian.Uint64(b[o+i*8:])
 	}
-	// An id without a vector has an all-zero code (hammingDense relies on
+	// An id without a vector has an all-zero code (vecscan.Codes relies on
 	// it); drop and grow keep it so, and a stored chunk is held to it too.
 	for i := 0; i < chunkSize; i++ {
 		if id := int64(c*chunkSize + i); !v.hasVec(id) {
@@ -239,70 +218,6 @@ func (v *vecState) decodeChunk(c int, b []byte) error {
 		}
 	}
 	return nil
-}
-
-// quantize encodes a vector as a float32 scale followed by int8 values.
-func quantize(vec []float32) []byte {
-	var m float32
-	for _, x := range vec {
-		if a := float32(math.Abs(float64(x))); a > m {
-			m = a
-		}
-	}
-	b := make([]byte, 4+len(vec))
-	scale := m / 127
-	binary.LittleEndian.PutUint32(b, math.Float32bits(scale))
-	if scale == 0 {
-		return b
-	}
-	for i, x := range vec {
-		b[4+i] = byte(int8(math.Round(float64(x / scale))))
-	}
-	return b
-}
-
-// dequantize decodes quantize's output into dst (len dim) and renormalises
-// it to unit length.
-func dequantize(b []byte, dst []float32) bool {
-	if len(b) != 4+len(dst) {
-		return false
-	}
-	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
-	var n float32
-	for i := range dst {
-		x := float32(int8(b[4+i])) * scale
-		dst[i] = x
-		n += x * x
-	}
-	if n > 0 {
-		inv := float32(1 / math.Sqrt(float64(n)))
-		for i := range dst {
-			dst[i] *= inv
-		}
-	}
-	return true
-}
-
-// dot is an 8-way unrolled dot product; len(b) must be >= len(a).
-func dot(a, b []float32) float32 {
-	n := len(a)
-	b = b[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-		s4 += a[i+4] * b[i+4]
-		s5 += a[i+5] * b[i+5]
-		s6 += a[i+6] * b[i+6]
-		s7 += a[i+7] * b[i+7]
-	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // scored is a candidate with a score (higher is better).

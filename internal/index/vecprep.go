@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"sync"
+
+	"github.com/tidings-mcp/tidings/internal/index/vecscan"
 )
 
 // preparedVecs is the part of storing vectors that needs no lock, done
@@ -52,7 +54,7 @@ func (ix *Index) embedPrepared(ctx context.Context, emb Embedder, items []embedI
 			copy(vecs[a:b], part)
 			for i := a; i < b; i++ {
 				if v := vecs[i]; v != nil && len(v) == dim {
-					pre.q[i] = quantize(v)
+					pre.q[i] = vecscan.Quantize(v)
 					vs.codeStored(pre.q[i], pre.code(i))
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/vecscan"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -45,8 +46,8 @@ func TestEmbedPreparedMatchesWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		v, _ := emb.Embed(ctx, []string{text})
-		if want := quantize(v[0]); !bytes.Equal(q, want) {
-			t.Fatalf("id %d: stored vector differs from quantize(embed(text))", id)
+		if want := vecscan.Quantize(v[0]); !bytes.Equal(q, want) {
+			t.Fatalf("id %d: stored vector differs from vecscan.Quantize(embed(text))", id)
 		}
 		want := make([]uint64, vs.words)
 		vs.codeStored(q, want)

@@ -2,11 +2,11 @@ package index
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/index/vecscan"
 )
 
 // TestCodeStoredMatchesCode checks that codes computed straight from the
@@ -32,9 +32,9 @@ func TestCodeStoredMatchesCode(t *testing.T) {
 			if k == 5 {
 				clear(vec) // the zero vector
 			}
-			stored := quantize(vec)
+			stored := vecscan.Quantize(vec)
 			f := make([]float32, 128)
-			dequantize(stored, f)
+			vecscan.Dequantize(stored, f)
 			want, got := make([]uint64, 2), make([]uint64, 2)
 			v.code(f, want)
 			v.codeStored(stored, got)
@@ -102,54 +102,6 @@ func TestStoreVectorsChecksChangedMessages(t *testing.T) {
 		}
 		if n != want || stored != want {
 			t.Fatalf("stale=%v: stored %d (table %d), want %d", stale, n, stored, want)
-		}
-	}
-}
-
-// TestHammingDenseMatchesFiltered checks the unfiltered fast Hamming pass
-// against the general one (histogram, counts and candidates), with ids
-// without vectors, deleted and unsearchable ids among them.
-func TestHammingDenseMatchesFiltered(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const n = 20000
-	v := &vecState{dim: 128, words: 2, dirty: map[int]bool{}}
-	m := newMemState()
-	for id := int64(1); id < n; id++ {
-		m.setDoc(id, int64(id), 1, 0, fLive|fSearchable)
-		switch {
-		case id%11 == 0: // no vector
-			continue
-		case id%13 == 0: // deleted: vector dropped
-			m.clearDoc(id)
-			continue
-		}
-		vec := make([]float32, 128)
-		for i := range vec {
-			vec[i] = float32(r.NormFloat64())
-		}
-		if id%17 == 0 {
-			vec = make([]float32, 128) // all-zero code
-			vec[0] = -1
-		}
-		v.set(id, quantize(vec))
-	}
-	q := make([]float32, 128)
-	for i := range q {
-		q[i] = float32(r.NormFloat64())
-	}
-	qc := make([]uint64, 2)
-	v.code(q, qc)
-	all := &filter{since: math.MinInt64 + 1, until: math.MaxInt64, fromMe: -1, lo: 1, hi: n}
-	for _, rng := range [][2]int64{{1, n}, {5, 9999}, {64, 128}, {70, 75}} {
-		for _, cut := range []int{40, 55, 64, 128} {
-			got := v.hammingDense(m, qc, rng[0], rng[1], cut)
-			want := v.hamming(m, all, qc, rng[0], rng[1], cut, false, true)
-			if got.considered != want.considered || !slices.Equal(got.hist, want.hist) {
-				t.Fatalf("range %v cut %d: dense considered %d hist %v, want %d %v", rng, cut, got.considered, got.hist, want.considered, want.hist)
-			}
-			if !slices.Equal(got.cands, want.cands) {
-				t.Fatalf("range %v cut %d: dense %d candidates, want %d", rng, cut, len(got.cands), len(want.cands))
-			}
 		}
 	}
 }

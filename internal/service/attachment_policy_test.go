@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy"
@@ -94,7 +95,7 @@ func TestAttachmentPolicyOnItsOwnConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := ix.Sync(ctx, index.SyncOptions{}, index.IMessageSource(r, "imessage", now)); err != nil {
+	if _, err := ix.Sync(ctx, index.SyncOptions{}, imessageindex.Source(r, "imessage", now)); err != nil {
 		t.Fatal(err)
 	}
 	res := overrideResolver{next: r, rows: map[int64]model.Attachment{

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/service"
@@ -51,7 +52,7 @@ func newPolicyEnv(t *testing.T, blocked []string) *policyEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	e.src = index.IMessageSource(r, "imessage", now)
+	e.src = imessageindex.Source(r, "imessage", now)
 	if e.svc, err = service.New(service.Options{Index: e.ix, Gate: e.gate, Now: now}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/embed"
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
+	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy"
@@ -148,7 +149,7 @@ func open(t testing.TB, dir, chatDB, vcf string, o Options) *Env {
 // Sync syncs chat.db into the index again (after the test changed it).
 func (e *Env) Sync(t testing.TB) {
 	t.Helper()
-	src := index.IMessageSource(e.Reader, "imessage", func() time.Time { return Now })
+	src := imessageindex.Source(e.Reader, "imessage", func() time.Time { return Now })
 	if _, err := e.Index.Sync(context.Background(), index.SyncOptions{Embed: true}, src); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,11 @@
-package index
+// Package fold is the index's text folding (docs/index.md, "Full text"):
+// Tokenize splits and folds text exactly as SQLite's FTS5 unicode61
+// tokenizer with remove_diacritics 2 does, from a table generated from
+// SQLite itself (unicode61_table.go; `go test -run TestUnicode61Table
+// -update` regenerates it, the normal run re-checks it), so terms computed
+// in Go are the terms in the FTS5 index. ForSubstring is the folded form
+// substring search compares, and Sanitize the text form both store.
+package fold
 
 import (
 	"sort"
@@ -14,7 +21,7 @@ type u61Run struct {
 	delta  int32
 }
 
-// asciiFold is the ASCII fast path of foldRune: 0 for a separator, else the
+// asciiFold is the ASCII fast path of Rune: 0 for a separator, else the
 // folded byte.
 var asciiFold = func() (t [128]byte) {
 	for c := 0; c < 128; c++ {
@@ -28,12 +35,12 @@ var asciiFold = func() (t [128]byte) {
 	return t
 }()
 
-// foldRune reports how SQLite's unicode61 tokenizer with remove_diacritics 2
+// Rune reports how SQLite's unicode61 tokenizer with remove_diacritics 2
 // treats c: token is false for a separator; otherwise f is the folded code
 // point, or -1 when c is a token character that folds away (a combining
 // mark). The table is generated from SQLite itself and checked by
 // TestUnicode61Table, so Go-side terms equal the terms in the FTS5 index.
-func foldRune(c rune) (f rune, token bool) {
+func Rune(c rune) (f rune, token bool) {
 	if c < 128 {
 		if b := asciiFold[c]; b != 0 {
 			return rune(b), true
@@ -51,10 +58,10 @@ func foldRune(c rune) (f rune, token bool) {
 	return c + rune(r.delta), true
 }
 
-// sanitizeText makes text safe to store and to tokenize identically in Go and
+// Sanitize makes text safe to store and to tokenize identically in Go and
 // SQLite: invalid UTF-8 becomes U+FFFD and NUL (which ends C strings) is
 // dropped.
-func sanitizeText(s string) string {
+func Sanitize(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
@@ -64,10 +71,10 @@ func sanitizeText(s string) string {
 	return s
 }
 
-// tokenize splits s into terms exactly as the FTS5 index does (see
-// foldRune) and calls fn with each term and its byte span in s. The term
+// Tokenize splits s into terms exactly as the FTS5 index does (see
+// Rune) and calls fn with each term and its byte span in s. The term
 // slice of buf is reused; fn must copy it to keep it.
-func tokenize(s string, buf []byte, fn func(term []byte, start, end int)) []byte {
+func Tokenize(s string, buf []byte, fn func(term []byte, start, end int)) []byte {
 	start := -1
 	buf = buf[:0]
 	for i := 0; i < len(s); {
@@ -82,7 +89,7 @@ func tokenize(s string, buf []byte, fn func(term []byte, start, end int)) []byte
 		} else {
 			var r rune
 			r, size = utf8.DecodeRuneInString(s[i:])
-			f, tok = foldRune(r)
+			f, tok = Rune(r)
 		}
 		if tok {
 			if start < 0 {
@@ -106,18 +113,18 @@ func tokenize(s string, buf []byte, fn func(term []byte, start, end int)) []byte
 	return buf
 }
 
-// terms returns the terms of s in order (with repeats).
-func terms(s string) []string {
+// Terms returns the terms of s in order (with repeats).
+func Terms(s string) []string {
 	var out []string
-	tokenize(s, nil, func(t []byte, _, _ int) { out = append(out, string(t)) })
+	Tokenize(s, nil, func(t []byte, _, _ int) { out = append(out, string(t)) })
 	return out
 }
 
-// foldForSubstring maps s to the form substring search compares: token
+// ForSubstring maps s to the form substring search compares: token
 // characters folded like the index (lower case, no diacritics), everything
 // else lower-cased. It also returns, for each byte of the result, the byte
 // offset in s it came from, so matches can be highlighted in the original.
-func foldForSubstring(s string, wantMap bool) (string, []int) {
+func ForSubstring(s string, wantMap bool) (string, []int) {
 	var b strings.Builder
 	b.Grow(len(s))
 	var m []int
@@ -125,7 +132,7 @@ func foldForSubstring(s string, wantMap bool) (string, []int) {
 		m = make([]int, 0, len(s)+1)
 	}
 	for i, r := range s {
-		f, tok := foldRune(r)
+		f, tok := Rune(r)
 		if !tok {
 			f = unicode.ToLower(r)
 		}

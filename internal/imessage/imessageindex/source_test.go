@@ -1,4 +1,4 @@
-package index
+package imessageindex
 
 import (
 	"context"
@@ -14,7 +14,49 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
+
+// testNow is these tests' pinned clock (internal/testclock).
+var testNow = testclock.Anchor()
+
+func openTest(t testing.TB, dir string, opts index.Options) *index.Index {
+	t.Helper()
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	ix, err := index.Open(context.Background(), filepath.Join(dir, "index.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func mustSync(t testing.TB, ix *index.Index, srcs ...index.Source) {
+	t.Helper()
+	if _, err := ix.Sync(context.Background(), index.SyncOptions{Embed: true}, srcs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSearch(t testing.TB, ix *index.Index, q index.Query) *index.Result {
+	t.Helper()
+	r, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatalf("search %+v: %v", q, err)
+	}
+	return r
+}
+
+func hitIDs(r *index.Result) []string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, h.MessageID)
+	}
+	return out
+}
 
 // Apple's triggers call functions Messages.app registers; no-op stand-ins
 // let the fixture write through the real schema.
@@ -37,7 +79,7 @@ var appleEpoch = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newChatDB(t testing.TB) *chatDBFixture {
 	t.Helper()
-	schema := filepath.Join("..", "..", "..", "shared", "reference", "schemas", "chatdb_schema_macos15_sequoia.sql")
+	schema := filepath.Join("..", "..", "..", "..", "shared", "reference", "schemas", "chatdb_schema_macos15_sequoia.sql")
 	ddl, err := os.ReadFile(schema)
 	if err != nil {
 		t.Skipf("real chat.db schema not available: %v", err)
@@ -102,16 +144,16 @@ func TestIMessageSourceEndToEnd(t *testing.T) {
 	defer r.Close()
 	clock := testNow
 	now := func() time.Time { return clock }
-	ix := openTest(t, t.TempDir(), Options{Now: now})
-	src := IMessageSource(r, "imessage", now)
+	ix := openTest(t, t.TempDir(), index.Options{Now: now})
+	src := Source(r, "imessage", now)
 	mustSync(t, ix, src)
-	if got := hitIDs(mustSearch(t, ix, Query{Text: "taqueria", Mode: ModeFulltext})); !slices.Equal(got, []string{"G1"}) {
+	if got := hitIDs(mustSearch(t, ix, index.Query{Text: "taqueria", Mode: index.ModeFulltext})); !slices.Equal(got, []string{"G1"}) {
 		t.Fatalf("search: %v", got)
 	}
 	// Live: a new row, an edit, a deletion; the watcher syncs them.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go ix.Watch(ctx, WatchOptions{Sources: []Source{src}, Paths: []string{f.path, f.path + "-wal"}, FullDelay: 20 * time.Millisecond})
+	go ix.Watch(ctx, index.WatchOptions{Sources: []index.Source{src}, Paths: []string{f.path, f.path + "-wal"}, FullDelay: 20 * time.Millisecond})
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -124,14 +166,16 @@ func TestIMessageSourceEndToEnd(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	f.message(c, sam, "G3", "bring the salsa verde", testNow.Add(-time.Minute), false)
-	waitUntil("new row", func() bool { return len(mustSearch(t, ix, Query{Text: "salsa", Mode: ModeFulltext}).Hits) == 1 })
+	waitUntil("new row", func() bool {
+		return len(mustSearch(t, ix, index.Query{Text: "salsa", Mode: index.ModeFulltext}).Hits) == 1
+	})
 	clock = clock.Add(time.Minute)
 	f.exec("UPDATE message SET text = 'bring the pico de gallo', date_edited = ? WHERE guid = 'G3'", testNow.Sub(appleEpoch).Nanoseconds())
 	f.exec("DELETE FROM chat_message_join WHERE message_id = (SELECT ROWID FROM message WHERE guid = 'G2')")
 	f.exec("DELETE FROM message WHERE guid = 'G2'")
 	waitUntil("edit and deletion", func() bool {
-		return len(mustSearch(t, ix, Query{Text: "gallo", Mode: ModeFulltext}).Hits) == 1 &&
-			len(mustSearch(t, ix, Query{Text: "noon", Mode: ModeFulltext}).Hits) == 0
+		return len(mustSearch(t, ix, index.Query{Text: "gallo", Mode: index.ModeFulltext}).Hits) == 1 &&
+			len(mustSearch(t, ix, index.Query{Text: "noon", Mode: index.ModeFulltext}).Hits) == 0
 	})
 	if err := ix.Verify(context.Background()); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package index
+package vecscan
 
 import (
 	"bytes"
@@ -8,14 +8,16 @@ import (
 	"unsafe"
 )
 
-// vecPool holds the int8 vectors used to re-rank semantic candidates,
+// Pool holds the int8 vectors used to re-rank semantic candidates,
 // each distinct vector once: messages with the same words ("ok", "lol",
 // "Thanks!", a repeated reminder) have identical vectors, so a message id
-// maps to a slot (vecState.slotOf) and slots are shared and
-// reference-counted. The values live outside the Go heap (offheap): a
+// maps to a slot (the index keeps id → slot) and slots are shared and
+// reference-counted. Slot 0 is never used: it means "no vector". A Pool is
+// not safe for concurrent mutation; readers may share it under the
+// caller's lock. The values live outside the Go heap (offheap): a
 // pointer-free slab of up to Options.VectorMemory on the heap would double
 // the garbage collector's heap goal, and with it the process's RSS.
-type vecPool struct {
+type Pool struct {
 	dim    int
 	mem    *offheap  // slot s holds dim int8 values at s*dim
 	mult   []float32 // per slot: 1/‖v‖, so cosine = mult·Σ q·v for a unit query
@@ -27,9 +29,9 @@ type vecPool struct {
 	ref    *offheapRef
 }
 
-func newVecPool(dim int) *vecPool {
-	// Slot 0 is never used: slotOf 0 means "no vector".
-	p := &vecPool{dim: dim, byHash: map[uint64]uint32{}, seed: maphash.MakeSeed(),
+// NewPool returns an empty pool of dim-dimensional vectors.
+func NewPool(dim int) *Pool {
+	p := &Pool{dim: dim, byHash: map[uint64]uint32{}, seed: maphash.MakeSeed(),
 		mult: []float32{0}, refs: []uint32{0}, hashes: []uint64{0}}
 	p.mem = newOffheap(1024 * dim)
 	// The slab goes back to the OS when the pool is dropped (a reload,
@@ -42,7 +44,7 @@ func newVecPool(dim int) *vecPool {
 // offheapRef lets the cleanup find the current slab after it has grown.
 type offheapRef struct{ m *offheap }
 
-func (p *vecPool) memRef() *offheapRef {
+func (p *Pool) memRef() *offheapRef {
 	if p.ref == nil {
 		p.ref = &offheapRef{}
 	}
@@ -50,22 +52,28 @@ func (p *vecPool) memRef() *offheapRef {
 	return p.ref
 }
 
-// bytes is the memory the pool holds.
-func (p *vecPool) bytes() int64 {
+// Bytes is the memory the pool holds.
+func (p *Pool) Bytes() int64 {
 	return int64(len(p.mem.b)) + int64(cap(p.mult))*4 + int64(cap(p.refs))*4 + int64(cap(p.hashes))*8 + int64(len(p.byHash))*24
 }
 
-// vec returns the values of slot s.
-func (p *vecPool) vec(s uint32) []int8 {
+// Vec returns the values of slot s (read-only).
+func (p *Pool) Vec(s uint32) []int8 {
 	b := p.mem.b[int(s)*p.dim : int(s+1)*p.dim]
 	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
 }
 
-// add returns the slot of a stored vector (see quantize: a scale, then dim
+// Mult returns 1/‖v‖ of slot s's values v (0 for the zero vector).
+func (p *Pool) Mult(s uint32) float32 { return p.mult[s] }
+
+// Score is the cosine similarity of the unit query q with slot s's vector.
+func (p *Pool) Score(s uint32, q []float32) float32 { return p.mult[s] * DotQ8(q, p.Vec(s)) }
+
+// Add returns the slot of a stored vector (see Quantize: a scale, then dim
 // int8 values; the scale does not change a cosine, so only the values
 // count), taking a reference to an identical vector when there is one.
 // It returns 0 for a malformed vector.
-func (p *vecPool) add(stored []byte) uint32 {
+func (p *Pool) Add(stored []byte) uint32 {
 	if len(stored) != 4+p.dim {
 		return 0
 	}
@@ -104,8 +112,8 @@ func (p *vecPool) add(stored []byte) uint32 {
 	return s
 }
 
-// release drops one reference to slot s.
-func (p *vecPool) release(s uint32) {
+// Release drops one reference to slot s; 0 and unused slots are ignored.
+func (p *Pool) Release(s uint32) {
 	if s == 0 || int(s) >= len(p.refs) || p.refs[s] == 0 {
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package index
+package vecscan
 
 // offheap is plain heap memory where anonymous mappings are not available.
 type offheap struct{ b []byte }
