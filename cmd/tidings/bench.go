@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/embed"
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
 	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
@@ -348,6 +349,7 @@ func openDemoSource(ctx context.Context, o benchOpts) (*benchDemo, error) {
 // chatDBWriter plays Messages.app: it commits new rows to chat.db.
 type chatDBWriter struct {
 	db     *sql.DB
+	rows   *chatdb.Writer
 	chat   int64
 	handle int64
 }
@@ -358,9 +360,16 @@ func newChatDBWriter(path string) (*chatDBWriter, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	w := &chatDBWriter{db: db}
+	w := &chatDBWriter{db: db, rows: chatdb.New(context.Background(), db)}
 	err = db.QueryRow("SELECT chat_id, handle_id FROM chat_handle_join ORDER BY chat_id LIMIT 1").Scan(&w.chat, &w.handle)
 	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("demo chat.db: %w", err)
+	}
+	// Read the two tables' columns now, not inside a timed add.
+	w.rows.Has("message", "guid")
+	w.rows.Has("chat_message_join", "message_date")
+	if err := w.rows.Err(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("demo chat.db: %w", err)
 	}
@@ -370,18 +379,14 @@ func newChatDBWriter(path string) (*chatDBWriter, error) {
 // add commits one incoming message (row and chat link in one transaction,
 // as Messages does).
 func (w *chatDBWriter) add(guid, text string, at time.Time) error {
-	d := at.Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
 	tx, err := w.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.Exec("INSERT INTO message(guid, text, handle_id, service, date, is_from_me) VALUES(?, ?, ?, 'iMessage', ?, 0)", guid, text, w.handle, d)
-	if err != nil {
-		return err
-	}
-	id, _ := res.LastInsertId()
-	if _, err := tx.Exec("INSERT INTO chat_message_join(chat_id, message_id, message_date) VALUES(?, ?, ?)", w.chat, id, d); err != nil {
+	w.rows.On(tx).Message(chatdb.Message{GUID: guid, Text: text, Handle: w.handle, Service: "iMessage", Date: chatdb.Nanos(at),
+		Chats: []int64{w.chat}})
+	if err := w.rows.Err(); err != nil {
 		return err
 	}
 	return tx.Commit()

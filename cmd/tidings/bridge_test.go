@@ -439,8 +439,8 @@ func TestServeBridgeMatchesInProcess(t *testing.T) {
 		t.Logf("%s %v: %d bytes, %s", c.tool, c.args, len(lb), clip(lb)[:min(len(lb), 160)])
 	}
 
-	// The bridge's read window (seed 000: 90 days for search and
-	// chat_history): a search with no days, or more than 90, answers over
+	// The bridge's read window (docs/bridge.md, "Actions and parameters":
+	// 90 days for search and chat_history): a search with no days, or more than 90, answers over
 	// the bridge what the in-process search answers for 90 days, and says
 	// so in a note; reading a thread before the window is an error there,
 	// while in-process it is a page of messages.

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/service"
@@ -20,9 +22,9 @@ import (
 // writeChatDB builds a small chat.db from the real macOS 15 schema.
 func writeChatDB(t *testing.T) string {
 	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "schemas", "chatdb_schema_macos15_sequoia.sql"))
+	ddl, err := schemas.DDL("macos15")
 	if err != nil {
-		t.Skipf("real chat.db schema not available: %v", err)
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "chat.db")
 	db, err := sql.Open("sqlite", path)
@@ -31,32 +33,22 @@ func writeChatDB(t *testing.T) string {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`).ReplaceAllString(string(ddl), "")); err != nil {
+	if _, err := db.Exec(ddl); err != nil {
 		t.Fatal(err)
 	}
-	exec := func(q string, args ...any) int64 {
-		res, err := db.Exec(q, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		id, _ := res.LastInsertId()
-		return id
-	}
-	epoch := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	h := exec("INSERT INTO handle(id, service) VALUES('+14155550101', 'iMessage')")
-	c := exec("INSERT INTO chat(guid, style, chat_identifier, service_name) VALUES('iMessage;-;+14155550101', 45, '+14155550101', 'iMessage')")
-	exec("INSERT INTO chat_handle_join(chat_id, handle_id) VALUES(?, ?)", c, h)
+	w := chatdb.ForTest(t, db)
+	h := w.Handle(chatdb.Handle{ID: "+14155550101", Service: "iMessage"})
+	c := w.Chat(chatdb.Chat{GUID: "iMessage;-;+14155550101", Style: 45, Identifier: "+14155550101", Service: "iMessage", Handles: []int64{h}})
 	for i, m := range []struct {
 		text   string
 		fromMe bool
 	}{{"Dinner at Café Rouge on Saturday?", false}, {"Sounds great, book a table", true}, {"you still owe me $40 for the tix", false}} {
-		d := testclock.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC).Sub(epoch).Nanoseconds()
 		sender := h
 		if m.fromMe {
 			sender = 0
 		}
-		id := exec("INSERT INTO message(guid, text, handle_id, service, date, is_from_me) VALUES(?, ?, ?, 'iMessage', ?, ?)", "G"+string(rune('1'+i)), m.text, sender, d, m.fromMe)
-		exec("INSERT INTO chat_message_join(chat_id, message_id, message_date) VALUES(?, ?, ?)", c, id, d)
+		w.Message(chatdb.Message{GUID: "G" + string(rune('1'+i)), Text: m.text, Handle: sender, Service: "iMessage",
+			Date: chatdb.Nanos(testclock.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC)), FromMe: m.fromMe, Chats: []int64{c}})
 	}
 	return path
 }

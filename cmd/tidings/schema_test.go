@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
@@ -29,14 +29,15 @@ func damagedChatDB(t *testing.T, damage ...string) string {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	d := strconv.FormatInt(testclock.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds(), 10)
-	for _, q := range append([]string{ddl,
-		"INSERT INTO handle(ROWID, id, service) VALUES(1, '+14155550101', 'iMessage')",
-		"INSERT INTO chat(ROWID, guid, style, chat_identifier, service_name) VALUES(1, 'iMessage;-;+14155550101', 45, '+14155550101', 'iMessage')",
-		"INSERT INTO chat_handle_join(chat_id, handle_id) VALUES(1, 1)",
-		"INSERT INTO message(ROWID, guid, text, handle_id, service, date) VALUES(1, 'G1', 'SENTINEL-BODY dinner', 1, 'iMessage', " + d + ")",
-		"INSERT INTO chat_message_join(chat_id, message_id, message_date) VALUES(1, 1, " + d + ")",
-	}, damage...) {
+	if _, err := db.Exec(ddl); err != nil {
+		t.Fatal(err)
+	}
+	w := chatdb.ForTest(t, db)
+	w.Handle(chatdb.Handle{ROWID: 1, ID: "+14155550101", Service: "iMessage"})
+	w.Chat(chatdb.Chat{ROWID: 1, GUID: "iMessage;-;+14155550101", Style: 45, Identifier: "+14155550101", Service: "iMessage", Handles: []int64{1}})
+	w.Message(chatdb.Message{ROWID: 1, GUID: "G1", Text: "SENTINEL-BODY dinner", Handle: 1, Service: "iMessage",
+		Date: chatdb.Nanos(testclock.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)), Chats: []int64{1}})
+	for _, q := range damage {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%.80s: %v", q, err)
 		}

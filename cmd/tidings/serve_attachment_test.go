@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/bridge"
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
 	_ "modernc.org/sqlite"
 )
@@ -34,22 +35,12 @@ func addBigAttachment(t *testing.T, chatDB string, size int64) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	date := servicetest.Now.Add(-90 * time.Minute).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-	for _, st := range []struct {
-		q    string
-		args []any
-	}{
-		{`INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me, is_read, is_finished, cache_has_attachments, part_count)
-			VALUES (900, 'fx-huge', ?, 1, 'iMessage', ?, 0, 1, 1, 1, 1)`, []any{"\ufffc", date}},
-		{`INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (1, 900, ?)`, []any{date}},
-		{`INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
-			VALUES (5, 'fx-att-5', 0, '~/Library/Messages/Attachments/a5-huge.png', 'public.png', 'image/png', 5, 0, 'huge.png', ?)`, []any{size}},
-		{`INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (900, 5)`, nil},
-	} {
-		if _, err := db.Exec(st.q, st.args...); err != nil {
-			t.Fatalf("%s: %v", strings.Fields(st.q)[2], err)
-		}
-	}
+	w := chatdb.ForTest(t, db)
+	w.Message(chatdb.Message{ROWID: 900, GUID: "fx-huge", Text: "\ufffc", Handle: 1, Service: "iMessage",
+		Date: chatdb.Nanos(servicetest.Now.Add(-90 * time.Minute)), Read: true, Finished: true, HasAttachments: true, PartCount: 1,
+		Chats: []int64{1}})
+	w.Attachment(chatdb.Attachment{ROWID: 5, GUID: "fx-att-5", Filename: "~/Library/Messages/Attachments/a5-huge.png", UTI: "public.png",
+		MIME: "image/png", TransferState: 5, TransferName: "huge.png", TotalBytes: size, Messages: []int64{900}})
 	return "5"
 }
 

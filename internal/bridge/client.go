@@ -409,8 +409,8 @@ func encodeRequest(id, action string, params any, version string) ([]byte, error
 }
 
 // Connect calls status and checks the helper's protocol version: a major
-// version other than 1 fails closed with upgrade guidance (seed 000:
-// clients call status before their first message operation). The result
+// version other than 1 fails closed with upgrade guidance (docs/bridge.md,
+// "Versions": clients call status before their first message operation). The result
 // is cached; Connect again after an error.
 func (c *Client) Connect(ctx context.Context) (*StatusResult, error) {
 	c.mu.Lock()

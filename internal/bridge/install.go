@@ -19,7 +19,7 @@ import (
 // Install modes: ModeWatch keeps one `tidings helper --watch` running
 // (answers in milliseconds); ModeOnce starts `tidings helper --once` when a
 // request appears (launchd WatchPaths with a 1 s ThrottleInterval, or a
-// systemd .path unit), as the seed's design does.
+// systemd .path unit); docs/bridge.md, "Installers".
 const (
 	ModeWatch = "watch"
 	ModeOnce  = "once"
@@ -87,8 +87,8 @@ type launchAgent struct {
 	KeepAlive            bool              `plist:"KeepAlive,omitempty"`
 	ProcessType          string            `plist:"ProcessType"`
 	// stdout and stderr go to /dev/null so they can never follow a
-	// user-controlled log symlink (seed 000); the helper logs to
-	// control/log.txt, opened without following symlinks.
+	// user-controlled log symlink (docs/bridge.md, "Installers"); the
+	// helper logs to control/log.txt, opened without following symlinks.
 	StandardOutPath   string `plist:"StandardOutPath"`
 	StandardErrorPath string `plist:"StandardErrorPath"`
 }

@@ -22,7 +22,7 @@ import (
 // chat_message_join (ids and dates) — never the message table's text or
 // attributedBody: chat_message_join's message_date supplies activity, and
 // only when a row has no message_date is message.date read, by ROWID.
-// The read policy is deliberately not applied (seed 000, list_chats).
+// The read policy is deliberately not applied (docs/bridge.md, list_chats).
 type ChatDB struct {
 	db   *sql.DB
 	path string
@@ -98,7 +98,8 @@ type NameResolver interface {
 	DisplayName(handle string) string
 }
 
-// chat styles in chat.style (seed 000: 43 group, 45 direct).
+// chat styles in chat.style (docs/bridge.md, list_chats: 43 group, 45
+// direct).
 const (
 	styleGroup  = 43
 	styleDirect = 45
@@ -119,7 +120,7 @@ type chatRow struct {
 const appleEpochNs = 978307200 * int64(time.Second)
 
 // ListChats lists the chats with activity in the last p.Days days before
-// now, newest activity first (seed 000, list_chats). message_count counts
+// now, newest activity first (docs/bridge.md, list_chats). message_count counts
 // the chat's messages inside the window; last_activity_date is the day of
 // its newest message in loc. names may be nil.
 func (c *ChatDB) ListChats(ctx context.Context, p ListChatsParams, now time.Time, names NameResolver, loc *time.Location) (ListChatsResult, error) {

@@ -15,19 +15,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 var fixtureNow = testclock.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)
 
-// appleNs converts t to nanoseconds since 2001, the modern chat.db unit.
-func appleNs(t time.Time) int64 { return t.UnixNano() - appleEpochNs }
-
 // fixtureChat is one chat of the list_chats fixture.
 type fixtureChat struct {
 	guid, ident, display, service string
-	style                         any // nil = NULL
+	style                         int // 0 = NULL
 	members                       []string
 	ages                          []time.Duration // one message per age before fixtureNow
 	seconds                       bool            // store dates in seconds (old unit)
@@ -55,14 +53,6 @@ func buildChatDB(t *testing.T, schema string, chats []fixtureChat) string {
 	if _, err := db.Exec(ddl); err != nil {
 		t.Fatal(err)
 	}
-	cols := map[string]bool{}
-	rows, _ := db.Query("SELECT name FROM pragma_table_info('chat') UNION ALL SELECT 'm.' || name FROM pragma_table_info('message') UNION ALL SELECT 'j.' || name FROM pragma_table_info('chat_message_join')")
-	for rows.Next() {
-		var n string
-		rows.Scan(&n)
-		cols[n] = true
-	}
-	rows.Close()
 	if _, err := db.Exec("BEGIN"); err != nil {
 		t.Fatal(err)
 	}
@@ -71,64 +61,34 @@ func buildChatDB(t *testing.T, schema string, chats []fixtureChat) string {
 			t.Fatal(err)
 		}
 	}()
+	w := chatdb.ForTest(t, db)
 	handles := map[string]int64{}
 	msg := 0
 	for ci, c := range chats {
-		q, args := "INSERT INTO chat (guid, style, chat_identifier, service_name", []any{c.guid, c.style, c.ident, c.service}
-		if cols["display_name"] {
-			q += ", display_name"
-			args = append(args, c.display)
-		}
-		q += ") VALUES (?" + strings.Repeat(", ?", len(args)-1) + ")"
-		res, err := db.Exec(q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		chatID, _ := res.LastInsertId()
+		// The chat, then its members: each address gets one handle.
+		chatID := w.Chat(chatdb.Chat{GUID: c.guid, Style: c.style, Identifier: c.ident, Service: c.service, DisplayName: &c.display})
 		for _, h := range c.members {
 			hid, ok := handles[h]
 			if !ok {
-				res, err := db.Exec("INSERT INTO handle (id, service) VALUES (?, ?)", h, "iMessage")
-				if err != nil {
-					t.Fatal(err)
-				}
-				hid, _ = res.LastInsertId()
+				hid = w.Handle(chatdb.Handle{ID: h, Service: "iMessage"})
 				handles[h] = hid
 			}
-			if _, err := db.Exec("INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)", chatID, hid); err != nil {
-				t.Fatal(err)
-			}
+			w.Member(chatID, hid)
 		}
 		for i, age := range c.ages {
 			msg++
 			at := fixtureNow.Add(-age)
-			date := appleNs(at)
+			date := chatdb.Nanos(at)
 			if c.seconds {
-				date = at.Unix() - 978307200
+				date = chatdb.Seconds(at)
 			}
-			mq, margs := "INSERT INTO message (guid, date", []any{fmt.Sprintf("m%d", msg), date}
-			if cols["m.text"] {
-				mq += ", text, attributedBody"
-				margs = append(margs, sentinel(ci, i), []byte("streamtyped\x81"+sentinel(ci, i)+"-ATTR"))
+			mid := w.Message(chatdb.Message{GUID: fmt.Sprintf("m%d", msg), Date: date, Text: sentinel(ci, i),
+				Body: []byte("streamtyped\x81" + sentinel(ci, i) + "-ATTR")})
+			jd := date
+			if c.noJoinDate {
+				jd = 0
 			}
-			mq += ") VALUES (?" + strings.Repeat(", ?", len(margs)-1) + ")"
-			res, err := db.Exec(mq, margs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mid, _ := res.LastInsertId()
-			if cols["j.message_date"] {
-				jd := date
-				if c.noJoinDate {
-					jd = 0
-				}
-				_, err = db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)", chatID, mid, jd)
-			} else {
-				_, err = db.Exec("INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)", chatID, mid)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			w.Join(chatID, mid, jd)
 		}
 	}
 	return path
@@ -149,7 +109,7 @@ func fixtureChats() []fixtureChat {
 			members: []string{"+14155551234"}, ages: []time.Duration{2*day + time.Hour, 9 * day}},
 		{guid: "SMS;-;+14155550000", ident: "+14155550000", service: "SMS", style: 45,
 			members: []string{"+14155550000"}, ages: []time.Duration{400 * day}}, // outside 365 days
-		{guid: "iMessage;+;chat999", ident: "chat999", service: "iMessage", style: nil,
+		{guid: "iMessage;+;chat999", ident: "chat999", service: "iMessage",
 			members: []string{"+14155551234", "carol@example.com"}, ages: []time.Duration{5 * day}}, // no style: heuristic
 		{guid: "iMessage;+;chat777", ident: "chat777", service: "iMessage", style: 43,
 			members: many, ages: []time.Duration{6 * day}, seconds: true}, // 12 members, dates in seconds

@@ -126,7 +126,7 @@ func idFromRequestName(name string) (string, bool) {
 // ("" to skip the check); the id inside must equal it, because the answer
 // is written where the client waits: response-<fileID>.json.
 //
-// The rules (seed 000, "Request Format"): at most 64 KiB; the top-level
+// The rules (docs/bridge.md, "Wire format"): at most 64 KiB; the top-level
 // value is an object with a string "id", a string "action" and an object
 // "params"; "protocol_version", when present, is a string "1.x". Duplicate
 // keys at the top level or inside params are refused, so two parsers can

@@ -73,7 +73,8 @@ func shape(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// TestSeedExamples sends every example request of seed 000 to a worker
+// TestSeedExamples sends every example request of protocol 1.2 (the wire
+// format docs/bridge.md implements) to a worker
 // whose backend returns the example's data and requires the documented
 // response: the same fields with the same JSON types, and the same values.
 func TestSeedExamples(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 // RoleEnv is the environment variable the worker reads its role from.
 const RoleEnv = "IMESSAGE_BRIDGE_ROLE"
 
-// Role is a bridge role (seed 000, "Bridge Roles").
+// Role is a bridge role (docs/bridge.md, "Roles").
 type Role string
 
 // Roles. RoleInvalid is what an unknown IMESSAGE_BRIDGE_ROLE value becomes:

@@ -1,6 +1,7 @@
 package bridge
 
-// StatusResult is the status action's answer (seed 000, "status"): no
+// StatusResult is the status action's answer (docs/bridge.md, "Actions and
+// parameters", status): no
 // message content and no database read, only versions, the role, roots,
 // policy metadata and local boolean checks.
 type StatusResult struct {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/service"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
 )
@@ -32,26 +33,15 @@ func windowEnv(t *testing.T) *servicetest.Env {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	w := chatdb.ForTest(t, db)
 	for i, age := range oldMessageAges {
-		at := servicetest.Now.Add(-time.Duration(age) * 24 * time.Hour).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-		id := 3000 + i
-		if _, err := db.Exec("INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me) VALUES (?, ?, ?, 5, 'iMessage', ?, 0)",
-			id, fmt.Sprintf("old-%d", age), fmt.Sprintf("Lyon plans from %d days ago?", age), at); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, ?, ?)", id, at); err != nil {
-			t.Fatal(err)
-		}
+		w.Message(chatdb.Message{ROWID: int64(3000 + i), GUID: fmt.Sprintf("old-%d", age), Text: fmt.Sprintf("Lyon plans from %d days ago?", age),
+			Handle: 5, Service: "iMessage", Date: chatdb.Nanos(servicetest.Now.Add(-time.Duration(age) * 24 * time.Hour)), Chats: []int64{5}})
 	}
 	// A question an hour ago, so the thread needs a reply and its review
 	// entry carries context (reaching back past the window in-process).
-	at := servicetest.Now.Add(-time.Hour).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-	if _, err := db.Exec("INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me) VALUES (3100, 'new-ask', 'Tu confirmes pour samedi ?', 5, 'iMessage', ?, 0)", at); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, 3100, ?)", at); err != nil {
-		t.Fatal(err)
-	}
+	w.Message(chatdb.Message{ROWID: 3100, GUID: "new-ask", Text: "Tu confirmes pour samedi ?", Handle: 5, Service: "iMessage",
+		Date: chatdb.Nanos(servicetest.Now.Add(-time.Hour)), Chats: []int64{5}})
 	return servicetest.Open(t, dir, chatDB, vcf, servicetest.Options{NoEmbed: true})
 }
 

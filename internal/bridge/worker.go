@@ -21,8 +21,8 @@ import (
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
 
-// Runtime layout inside the bridge folder (seed 000, "Bridge Folder
-// Layout"), plus the worker's lock file and id record in control/.
+// Runtime layout inside the bridge folder (docs/bridge.md, "Folder
+// layout"), plus the worker's lock file and id record in control/.
 const (
 	ControlDir   = "control"
 	RequestsDir  = "requests"

@@ -6,10 +6,10 @@ import (
 	"database/sql/driver"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"modernc.org/sqlite"
 )
@@ -58,6 +58,7 @@ type fixture struct {
 	db   *sql.DB
 	path string
 	cols map[string]map[string]bool
+	rows *chatdb.Writer // made on first use
 }
 
 func newFixture(t testing.TB, schemaFile string) *fixture {
@@ -96,34 +97,20 @@ func newFixture(t testing.TB, schemaFile string) *fixture {
 
 func (f *fixture) has(table, col string) bool { return f.cols[table][col] }
 
-// insert adds a row; kv alternates column names and values. Unknown columns
+// writer is the fixture's chatdb.Writer.
+func (f *fixture) writer() *chatdb.Writer {
+	if f.rows == nil {
+		f.rows = chatdb.ForTest(f.t, f.db)
+	}
+	return f.rows
+}
+
+// insert adds a row through chatdb (the reader's tests set era-specific
+// columns by name); kv alternates column names and values. Unknown columns
 // are dropped. It returns the new ROWID.
 func (f *fixture) insert(table string, kv ...any) int64 {
 	f.t.Helper()
-	if len(kv)%2 != 0 {
-		f.t.Fatalf("insert %s: odd key/value list", table)
-	}
-	var names, marks []string
-	var args []any
-	for i := 0; i < len(kv); i += 2 {
-		name := kv[i].(string)
-		if !f.has(table, name) {
-			continue
-		}
-		names = append(names, name)
-		marks = append(marks, "?")
-		args = append(args, kv[i+1])
-	}
-	q := "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
-	if len(names) == 0 {
-		q = "INSERT INTO " + table + " DEFAULT VALUES"
-	}
-	res, err := f.db.Exec(q, args...)
-	if err != nil {
-		f.t.Fatalf("%s: %v", q, err)
-	}
-	id, _ := res.LastInsertId()
-	return id
+	return f.writer().Insert(table, kv...)
 }
 
 // nanos reports whether this schema's era stores nanosecond dates.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -176,21 +177,17 @@ func TestPaging(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := 2*pageSize + 123
+			w := f.writer().On(tx)
 			for i := 0; i < n; i++ {
-				res, err := tx.Exec("INSERT INTO message (guid, text, handle_id, date) VALUES (?, ?, ?, ?)",
-					fmt.Sprintf("BULK-%05d", i), fmt.Sprintf("bulk %d", i), s.alice, f.date(at(200+i)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				id, _ := res.LastInsertId()
-				tx.Exec("INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)", s.direct, id)
+				id := w.Message(chatdb.Message{GUID: fmt.Sprintf("BULK-%05d", i), Text: fmt.Sprintf("bulk %d", i), Handle: s.alice,
+					Date: f.date(at(200 + i))})
+				w.Join(s.direct, id, 0)
 				if i%pageSize == pageSize-1 || i%97 == 0 {
-					tx.Exec("INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)", s.group, id)
+					w.Join(s.group, id, 0)
 				}
 				if i%500 == 0 {
-					ar, _ := tx.Exec("INSERT INTO attachment (guid, filename, original_guid) VALUES (?, ?, ?)", fmt.Sprintf("at-%d", i), "~/Library/Messages/Attachments/x.png", fmt.Sprintf("at-%d", i))
-					aid, _ := ar.LastInsertId()
-					tx.Exec("INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)", id, aid)
+					w.Attachment(chatdb.Attachment{GUID: fmt.Sprintf("at-%d", i), Filename: "~/Library/Messages/Attachments/x.png",
+						OriginalGUID: fmt.Sprintf("at-%d", i), Messages: []int64{id}})
 				}
 			}
 			if err := tx.Commit(); err != nil {

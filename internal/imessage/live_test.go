@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -20,6 +21,7 @@ import (
 // so any lock the reader held against it would fail its commit at once.
 type liveWriter struct {
 	db     *sql.DB
+	rows   *chatdb.Writer
 	chatID int64
 	handle int64
 	mu     sync.Mutex
@@ -41,16 +43,14 @@ func newLiveWriter(t *testing.T, path string) *liveWriter {
 	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q, %v", mode, err)
 	}
-	res, err := db.Exec("INSERT INTO handle (id, service) VALUES ('+15550001111', 'iMessage')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.handle, _ = res.LastInsertId()
-	res, err = db.Exec("INSERT INTO chat (guid, chat_identifier, service_name) VALUES ('iMessage;-;+15550001111', '+15550001111', 'iMessage')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.chatID, _ = res.LastInsertId()
+	rows := chatdb.ForTest(t, db)
+	w.handle = rows.Handle(chatdb.Handle{ID: "+15550001111", Service: "iMessage"})
+	w.chatID = rows.Chat(chatdb.Chat{GUID: "iMessage;-;+15550001111", Identifier: "+15550001111", Service: "iMessage"})
+	// The commits' writer reads its tables' columns now, not inside a
+	// timed commit.
+	w.rows = chatdb.New(context.Background(), db)
+	w.rows.Has("message", "guid")
+	w.rows.Has("chat_message_join", "message_date")
 	return w
 }
 
@@ -64,14 +64,11 @@ func (w *liveWriter) commit(start, n int) (time.Duration, error) {
 	var guids []string
 	for i := start; i < start+n; i++ {
 		g := fmt.Sprintf("LIVE-%06d", i)
-		res, err := tx.Exec("INSERT INTO message (guid, text, handle_id, service, date) VALUES (?, ?, ?, 'iMessage', ?)",
-			g, "live message "+g, w.handle, AppleNanos(base.Add(time.Duration(i)*time.Second)))
-		if err != nil {
-			tx.Rollback()
-			return 0, err
-		}
-		id, _ := res.LastInsertId()
-		if _, err := tx.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, 0)", w.chatID, id); err != nil {
+		rows := w.rows.On(tx)
+		id := rows.Message(chatdb.Message{GUID: g, Text: "live message " + g, Handle: w.handle, Service: "iMessage",
+			Date: AppleNanos(base.Add(time.Duration(i) * time.Second))})
+		rows.Join(w.chatID, id, 0)
+		if err := w.rows.Err(); err != nil {
 			tx.Rollback()
 			return 0, err
 		}

@@ -6,8 +6,9 @@ import (
 )
 
 // MaxResultBytes is the budget for one tool result's JSON. Clients move
-// bigger results into files or drop them (DESIGN §11.7), so list-shaped
-// results are cut to fit and say so.
+// bigger results into files or drop them (docs/architecture.md, "Results
+// stay under MaxResultBytes"), so list-shaped results are cut to fit and
+// say so.
 const MaxResultBytes = 40 << 10
 
 // Page describes how a list in a result was cut. Embed it in list outputs

@@ -21,7 +21,7 @@ type SendService interface {
 }
 
 // The send tools' arguments. The canonical recipient field is `recipient`
-// (seed 001's send_message); `to`, the bridge protocol's name, is accepted
+// (docs/security.md, "MCP tools"); `to`, the bridge protocol's name, is accepted
 // as an alias. Exactly one of them must be given (both are accepted when
 // they are identical). Neither is marked required in the schema, because a
 // top-level anyOf is refused by some clients; the handler enforces it.

@@ -1,6 +1,6 @@
 // Package policy decides which conversations and handles Tidings may read
-// or send to: the read policy of the bridge protocol (seed 000, "Read
-// Policy"), enforced at ingestion, at query time and on sends.
+// or send to: the read policy of the bridge protocol (docs/security.md,
+// "Read policy"), enforced at ingestion, at query time and on sends.
 //
 // Its subpackages hold the rest of the safety boundary: sanitize (invisible
 // characters, untrusted-content wrapping), coerce (numeric tool arguments)

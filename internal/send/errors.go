@@ -34,7 +34,8 @@ const (
 	CodeState            Code = "state_unavailable"
 )
 
-// Messages fixed by the bridge protocol (seed 000).
+// Messages fixed by the bridge protocol, used verbatim (docs/bridge.md,
+// "Wire format").
 const (
 	MsgMissingNonce    = "send gate: missing nonce; call send_preview first"
 	MsgPayloadMismatch = "send payload differs from preview"

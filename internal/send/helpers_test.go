@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/testclock"
@@ -193,6 +194,7 @@ type chatDB struct {
 	t    testing.TB
 	path string
 	db   *sql.DB
+	rows *chatdb.Writer
 	seq  int
 }
 
@@ -212,7 +214,7 @@ func newChatDB(t testing.TB) *chatDB {
 		t.Fatalf("create chat.db: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &chatDB{t: t, path: path, db: db}
+	return &chatDB{t: t, path: path, db: db, rows: chatdb.ForTest(t, db)}
 }
 
 func (c *chatDB) exec(q string, args ...any) sql.Result {
@@ -228,9 +230,8 @@ func (c *chatDB) exec(q string, args ...any) sql.Result {
 // ROWIDs.
 func (c *chatDB) direct(addr, service string) (handle, chat int64) {
 	c.t.Helper()
-	h, _ := c.exec(`INSERT INTO handle (id, service, uncanonicalized_id) VALUES (?, ?, ?)`, addr, service, addr).LastInsertId()
-	ch, _ := c.exec(`INSERT INTO chat (guid, style, state, chat_identifier, service_name) VALUES (?, 45, 3, ?, ?)`, service+";-;"+addr, addr, service).LastInsertId()
-	c.exec(`INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)`, ch, h)
+	h := c.rows.Handle(chatdb.Handle{ID: addr, Service: service, Uncanonicalized: addr})
+	ch := c.rows.Chat(chatdb.Chat{GUID: service + ";-;" + addr, Style: 45, State: 3, Identifier: addr, Service: service, Handles: []int64{h}})
 	return h, ch
 }
 
@@ -238,11 +239,12 @@ func (c *chatDB) direct(addr, service string) (handle, chat int64) {
 func (c *chatDB) message(chat, handle int64, fromMe bool, text *string, body []byte, isSent bool, errCode int, attach bool) int64 {
 	c.t.Helper()
 	c.seq++
-	id, _ := c.exec(`INSERT INTO message (guid, text, attributedBody, handle_id, service, is_from_me, is_sent, error, cache_has_attachments, date)
-		VALUES (?, ?, ?, ?, 'iMessage', ?, ?, ?, ?, ?)`,
-		fmt.Sprintf("msg-%d", c.seq), text, body, handle, b2i(fromMe), b2i(isSent), errCode, b2i(attach), c.seq).LastInsertId()
-	c.exec(`INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)`, chat, id, c.seq)
-	return id
+	m := chatdb.Message{GUID: fmt.Sprintf("msg-%d", c.seq), Body: body, Handle: handle, Service: "iMessage", FromMe: fromMe,
+		Sent: isSent, Error: errCode, HasAttachments: attach, Date: int64(c.seq), Chats: []int64{chat}}
+	if text != nil {
+		m.Text = *text
+	}
+	return c.rows.Message(m)
 }
 
 func (c *chatDB) markSent(rowid int64, errCode int) {
@@ -252,13 +254,6 @@ func (c *chatDB) markSent(rowid int64, errCode int) {
 		sent = 0
 	}
 	c.exec(`UPDATE message SET is_sent = ?, error = ? WHERE ROWID = ?`, sent, errCode, rowid)
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func strp(s string) *string { return &s }

@@ -147,7 +147,8 @@ func stagedName(img *Image) string {
 // returns the copy's path. The copy is checked against the SHA-256 taken
 // when the image was validated, so what Messages is handed is exactly what
 // the person approved even if the original changed since. Messages is
-// sandboxed and cannot read files outside ~/Library/Messages (seed 002),
+// sandboxed and cannot read files outside ~/Library/Messages
+// (docs/security.md, "Sending and verification"),
 // hence the staging folder there.
 func stageImage(img *Image, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {

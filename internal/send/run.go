@@ -47,7 +47,8 @@ const maxCapture = 64 << 10
 // ExecRunner runs commands with os/exec. stdout and stderr go to private
 // temporary files that are read only after the process ended: a pipe
 // nobody drains fills up when a process echoes a long argument back in an
-// error, and the wait then never ends (seed 002). The wait is bounded:
+// error, and the wait then never ends (docs/security.md, "Sending and
+// verification"). The wait is bounded:
 // SIGTERM at Timeout, SIGKILL KillGrace later.
 type ExecRunner struct {
 	// TempDir holds the output files; empty means os.TempDir().

@@ -29,7 +29,8 @@ func TestExecRunnerCapturesOutputAndExitCode(t *testing.T) {
 }
 
 // A process that writes far more than a pipe holds to both streams must
-// not deadlock the wait (the failure seed 002 describes).
+// not deadlock the wait (the failure docs/security.md describes under
+// "Sending and verification").
 func TestExecRunnerLargeOutputDoesNotBlock(t *testing.T) {
 	r := ExecRunner{TempDir: t.TempDir()}
 	res, err := r.Run(context.Background(), Command{Path: "/bin/sh", Args: []string{"-c", `i=0; while [ $i -lt 3000 ]; do echo "0123456789012345678901234567890123456789012345678901234567890123456789" ; echo "errerrerrerrerrerrerrerrerrerrerrerrerrerrerrerrerrerrerrerrerrerr" >&2; i=$((i+1)); done`}, Timeout: 20 * time.Second})

@@ -33,7 +33,8 @@ const (
 
 // DefaultVerifyTimeout is how long a send waits for chat.db to confirm it.
 // A good send confirms in under 2 s; a rejected one can take 20 s and more
-// to show its error (seed 002), so a slow failure is reported as
+// to show its error (docs/security.md, "Sending and verification"), so a
+// slow failure is reported as
 // unconfirmed rather than making every good send wait for it.
 const DefaultVerifyTimeout = 8 * time.Second
 

@@ -5,15 +5,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"image"
 	imgpng "image/png"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage"
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -65,17 +66,15 @@ func TestAttachmentPolicyOnItsOwnConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := servicetest.Now.Add(-90 * time.Minute).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-	for _, q := range []string{
-		"INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes) VALUES (10, 'fx-att-10', 0, NULL, 'public.png', 'image/png', 5, 0, 'pic.png', 10)",
-		"INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes) VALUES (11, 'fx-att-11', 0, NULL, 'public.png', 'image/png', 5, 0, 'pic.png', 10)",
-		"INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me, cache_has_attachments) VALUES (500, 'fx-nopath', '\ufffc\ufffc', 1, 'iMessage', " + itoa(at) + ", 0, 1)",
-		"INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (1, 500, " + itoa(at) + ")",
-		"INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (500, 10), (500, 11)",
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+	w := chatdb.ForTest(t, db)
+	for _, id := range []int64{10, 11} {
+		w.Attachment(chatdb.Attachment{ROWID: id, GUID: fmt.Sprintf("fx-att-%d", id), UTI: "public.png", MIME: "image/png", TransferState: 5,
+			TransferName: "pic.png", TotalBytes: 10})
 	}
+	w.Message(chatdb.Message{ROWID: 500, GUID: "fx-nopath", Text: "\ufffc\ufffc", Handle: 1, Service: "iMessage", Date: at,
+		HasAttachments: true, Chats: []int64{1}})
+	w.Attach(500, 10)
+	w.Attach(500, 11)
 	db.Close()
 
 	home := filepath.Join(t.TempDir(), "home")
@@ -137,5 +136,3 @@ func TestAttachmentPolicyOnItsOwnConversation(t *testing.T) {
 		})
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

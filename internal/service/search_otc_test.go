@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/typedstream"
 	"github.com/tidings-mcp/tidings/internal/service"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
@@ -44,13 +45,8 @@ func TestSearchNeverShowsRunMarkedCodes(t *testing.T) {
 	// text NULL, body only in attributedBody (as Messages stores it on
 	// recent macOS), from a person's number: nothing but the run says
 	// "code".
-	if _, err := db.Exec(`INSERT INTO message (ROWID, guid, text, attributedBody, handle_id, service, date, is_from_me, is_read, part_count)
-		VALUES (600, ?, NULL, ?, 5, 'iMessage', ?, 0, 1, 1)`, guid, body, at); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, 600, ?)", at); err != nil {
-		t.Fatal(err)
-	}
+	chatdb.ForTest(t, db).Message(chatdb.Message{ROWID: 600, GUID: guid, Body: body, Handle: 5, Service: "iMessage", Date: at,
+		Read: true, PartCount: 1, Chats: []int64{5}})
 	db.Close()
 	env := servicetest.Open(t, dir, chatDB, vcf, servicetest.Options{Blocked: []string{servicetest.BlockedPhone}})
 

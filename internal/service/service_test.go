@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/service"
@@ -76,13 +77,10 @@ func TestPagingIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	same := servicetest.Now.Add(-time.Hour).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
+	w := chatdb.ForTest(t, db)
 	for i := range 7 {
-		id := 1000 + i
-		if _, err := db.Exec("INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me) VALUES (?, ?, ?, 5, 'iMessage', ?, 0)",
-			id, "tie-"+string(rune('a'+i)), "same instant", same); err != nil {
-			t.Fatal(err)
-		}
-		db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, ?, ?)", id, same)
+		w.Message(chatdb.Message{ROWID: int64(1000 + i), GUID: "tie-" + string(rune('a'+i)), Text: "same instant", Handle: 5,
+			Service: "iMessage", Date: same, Chats: []int64{5}})
 	}
 	db.Close()
 	env := servicetest.Open(t, dir, chatDB, vcf, servicetest.Options{NoEmbed: true})
@@ -182,10 +180,8 @@ func TestDossierIsLiving(t *testing.T) {
 	}
 	db, _ := sql.Open("sqlite", env.ChatDB)
 	at := servicetest.Now.Add(-time.Minute).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-	if _, err := db.Exec("INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me) VALUES (500, 'fx-camille-new', 'Tu me dois 20 € pour le train', 5, 'iMessage', ?, 0)", at); err != nil {
-		t.Fatal(err)
-	}
-	db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, 500, ?)", at)
+	chatdb.ForTest(t, db).Message(chatdb.Message{ROWID: 500, GUID: "fx-camille-new", Text: "Tu me dois 20 € pour le train", Handle: 5,
+		Service: "iMessage", Date: at, Chats: []int64{5}})
 	db.Close()
 	env.Sync(t)
 	n, err := env.Service.RefreshDossiers(ctx)
@@ -214,8 +210,8 @@ func TestSearchSnippetsComeFromRedactedText(t *testing.T) {
 	db, _ := sql.Open("sqlite", chatDB)
 	long := strings.Repeat("filler words about the weekend plans ", 12) + "the card 4111 1111 1111 1111 for the deposit " + strings.Repeat("more filler text ", 10)
 	at := servicetest.Now.Add(-time.Hour).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-	db.Exec("INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me) VALUES (600, 'fx-long', ?, 5, 'iMessage', ?, 0)", long, at)
-	db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, 600, ?)", at)
+	chatdb.ForTest(t, db).Message(chatdb.Message{ROWID: 600, GUID: "fx-long", Text: long, Handle: 5, Service: "iMessage", Date: at,
+		Chats: []int64{5}})
 	db.Close()
 	env := servicetest.Open(t, dir, chatDB, vcf, servicetest.Options{NoEmbed: true})
 	for _, q := range []string{"deposit", "4111", "1111 deposit"} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/service"
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
 )
@@ -24,16 +25,10 @@ func windowFixture(t *testing.T) *servicetest.Env {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	w := chatdb.ForTest(t, db)
 	for i, age := range []int{120, 100, 89} {
-		at := servicetest.Now.Add(-time.Duration(age) * 24 * time.Hour).Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-		id := 2000 + i
-		if _, err := db.Exec("INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_from_me) VALUES (?, ?, ?, 5, 'iMessage', ?, 0)",
-			id, fmt.Sprintf("fx-old-%d", age), fmt.Sprintf("message from %d days ago", age), at); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (5, ?, ?)", id, at); err != nil {
-			t.Fatal(err)
-		}
+		w.Message(chatdb.Message{ROWID: int64(2000 + i), GUID: fmt.Sprintf("fx-old-%d", age), Text: fmt.Sprintf("message from %d days ago", age),
+			Handle: 5, Service: "iMessage", Date: chatdb.Nanos(servicetest.Now.Add(-time.Duration(age) * 24 * time.Hour)), Chats: []int64{5}})
 	}
 	return servicetest.Open(t, dir, chatDB, vcf, servicetest.Options{NoEmbed: true})
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
+	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 
 	"modernc.org/sqlite"
 
@@ -73,16 +74,16 @@ type chatDBFixture struct {
 	t    testing.TB
 	path string
 	db   *sql.DB
+	rows *chatdb.Writer
 }
 
 var appleEpoch = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newChatDB(t testing.TB) *chatDBFixture {
 	t.Helper()
-	schema := filepath.Join("..", "..", "..", "..", "shared", "reference", "schemas", "chatdb_schema_macos15_sequoia.sql")
-	ddl, err := os.ReadFile(schema)
+	ddl, err := schemas.DDL("macos15")
 	if err != nil {
-		t.Skipf("real chat.db schema not available: %v", err)
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "chat.db")
 	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
@@ -91,11 +92,10 @@ func newChatDB(t testing.TB) *chatDBFixture {
 	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	reserved := regexp.MustCompile(`(?s)CREATE TABLE sqlite_\w+\s*\([^)]*\);`)
-	if _, err := db.Exec(reserved.ReplaceAllString(string(ddl), "")); err != nil {
+	if _, err := db.Exec(ddl); err != nil {
 		t.Fatal(err)
 	}
-	return &chatDBFixture{t: t, path: path, db: db}
+	return &chatDBFixture{t: t, path: path, db: db, rows: chatdb.ForTest(t, db)}
 }
 
 func (f *chatDBFixture) exec(q string, args ...any) int64 {
@@ -109,24 +109,20 @@ func (f *chatDBFixture) exec(q string, args ...any) int64 {
 }
 
 func (f *chatDBFixture) handle(id string) int64 {
-	return f.exec("INSERT INTO handle(id, service, uncanonicalized_id) VALUES(?, 'iMessage', ?)", id, id)
+	return f.rows.Handle(chatdb.Handle{ID: id, Service: "iMessage", Uncanonicalized: id})
 }
 
 func (f *chatDBFixture) chat(guid, ident string, style int, handles ...int64) int64 {
-	c := f.exec("INSERT INTO chat(guid, style, chat_identifier, service_name) VALUES(?, ?, ?, 'iMessage')", guid, style, ident)
-	for _, h := range handles {
-		f.exec("INSERT INTO chat_handle_join(chat_id, handle_id) VALUES(?, ?)", c, h)
-	}
-	return c
+	return f.rows.Chat(chatdb.Chat{GUID: guid, Style: style, Identifier: ident, Service: "iMessage", Handles: handles})
 }
 
 func (f *chatDBFixture) message(chat, handle int64, guid, text string, at time.Time, fromMe bool) int64 {
-	d := at.Sub(appleEpoch).Nanoseconds()
-	m := f.exec("INSERT INTO message(guid, text, handle_id, service, date, is_from_me, is_sent, is_delivered) VALUES(?, ?, ?, 'iMessage', ?, ?, ?, 1)",
-		guid, text, handle, d, fromMe, fromMe)
+	d := chatdb.Nanos(at)
+	m := f.rows.Message(chatdb.Message{GUID: guid, Text: text, Handle: handle, Service: "iMessage", Date: d, FromMe: fromMe, Sent: fromMe,
+		Delivered: true})
 	// Written separately on purpose: a reader can see the message before
 	// its chat link (the watermark must wait for it).
-	f.exec("INSERT INTO chat_message_join(chat_id, message_id, message_date) VALUES(?, ?, ?)", chat, m, d)
+	f.rows.Join(chat, m, d)
 	return m
 }
 

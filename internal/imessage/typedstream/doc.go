@@ -6,9 +6,8 @@
 // and its attribute runs (message parts, attachments, mentions, links, data
 // detectors, styles). Decode returns the generic object model of any
 // typedstream. Both are strict: a blob is decoded completely or not at all.
-// The reader follows the format description in
-// shared/reference/imessage-formats.md §2; docs/typedstream.md describes the
-// design, limits and measurements.
+// docs/typedstream.md describes the format as the reader follows it, and
+// the design, limits and measurements.
 //
 // EncodeAttributedBody, Encode and EncodeValue write typedstreams the way
 // Messages does. They exist for test fixtures and synthetic demo data only.

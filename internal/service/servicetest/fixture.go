@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 )
 
@@ -63,11 +64,6 @@ func Fixture(t testing.TB, o Options) *Env {
 	return open(t, dir, chatDB, vcf, o)
 }
 
-// appleNanos converts a time to chat.db's nanoseconds since 2001-01-01.
-func appleNanos(t time.Time) int64 {
-	return t.Sub(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds()
-}
-
 // BuildFixture writes chat.db (the real macOS 15 schema of the demo
 // generator), contacts.vcf and attachment files into dir.
 func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
@@ -92,44 +88,42 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 	}
 	exec(ddl)
 
+	w := chatdb.ForTest(t, db)
 	handles := []struct {
-		id      int
+		id      int64
 		handle  string
 		service string
 	}{{1, HostilePhone, "iMessage"}, {2, BlockedPhone, "iMessage"}, {3, JamieFoxPhone, "iMessage"}, {4, JamieLeeEmail, "iMessage"},
 		{5, FrenchPhone, "iMessage"}, {6, NoCardPhone, "SMS"}, {7, "32665", "SMS"}}
 	for _, h := range handles {
-		exec("INSERT INTO handle (ROWID, id, country, service) VALUES (?, ?, 'us', ?)", h.id, h.handle, h.service)
+		w.Handle(chatdb.Handle{ROWID: h.id, ID: h.handle, Country: "us", Service: h.service})
 	}
 	chats := []struct {
-		id             int
+		id             int64
 		guid, ident    string
 		style          int
 		service, title string
-		members        []int
+		members        []int64
 	}{
-		{1, "iMessage;-;" + HostilePhone, HostilePhone, 45, "iMessage", "", []int{1}},
-		{2, "iMessage;-;" + BlockedPhone, BlockedPhone, 45, "iMessage", "", []int{2}},
-		{3, "iMessage;-;" + JamieFoxPhone, JamieFoxPhone, 45, "iMessage", "", []int{3}},
-		{4, "iMessage;-;" + JamieLeeEmail, JamieLeeEmail, 45, "iMessage", "", []int{4}},
-		{5, "iMessage;-;" + FrenchPhone, FrenchPhone, 45, "iMessage", "", []int{5}},
-		{6, "SMS;-;" + NoCardPhone, NoCardPhone, 45, "SMS", "", []int{6}},
-		{7, "iMessage;+;" + GroupChatID, GroupChatID, 43, "iMessage", "Climbing crew", []int{1, 3, 5}},
-		{8, "iMessage;+;" + BlockedGroup, BlockedGroup, 43, "iMessage", "SENTINELGROUPTITLE quokkablockedword club", []int{1, 2}},
-		{9, "SMS;-;32665", "32665", 45, "SMS", "", []int{7}},
+		{1, "iMessage;-;" + HostilePhone, HostilePhone, 45, "iMessage", "", []int64{1}},
+		{2, "iMessage;-;" + BlockedPhone, BlockedPhone, 45, "iMessage", "", []int64{2}},
+		{3, "iMessage;-;" + JamieFoxPhone, JamieFoxPhone, 45, "iMessage", "", []int64{3}},
+		{4, "iMessage;-;" + JamieLeeEmail, JamieLeeEmail, 45, "iMessage", "", []int64{4}},
+		{5, "iMessage;-;" + FrenchPhone, FrenchPhone, 45, "iMessage", "", []int64{5}},
+		{6, "SMS;-;" + NoCardPhone, NoCardPhone, 45, "SMS", "", []int64{6}},
+		{7, "iMessage;+;" + GroupChatID, GroupChatID, 43, "iMessage", "Climbing crew", []int64{1, 3, 5}},
+		{8, "iMessage;+;" + BlockedGroup, BlockedGroup, 43, "iMessage", "SENTINELGROUPTITLE quokkablockedword club", []int64{1, 2}},
+		{9, "SMS;-;32665", "32665", 45, "SMS", "", []int64{7}},
 	}
 	for _, c := range chats {
-		exec(`INSERT INTO chat (ROWID, guid, style, state, chat_identifier, service_name, display_name, is_archived)
-			VALUES (?, ?, ?, 3, ?, ?, ?, 0)`, c.id, c.guid, c.style, c.ident, c.service, c.title)
-		for _, m := range c.members {
-			exec("INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)", c.id, m)
-		}
+		w.Chat(chatdb.Chat{ROWID: c.id, GUID: c.guid, Style: c.style, State: 3, Identifier: c.ident, Service: c.service,
+			DisplayName: &c.title, Handles: c.members})
 	}
 
 	// Messages: rowid, chat, handle (0 = me), minutes before Now, text,
 	// and extras.
 	type msg struct {
-		chat, handle int
+		chat, handle int64
 		ago          time.Duration
 		text         string
 		guid         string
@@ -139,7 +133,7 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 		replyTo      string
 		itemType     int
 		groupTitle   string
-		attachments  []int
+		attachments  []int64
 	}
 	h := time.Hour
 	var msgs []msg
@@ -152,15 +146,15 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 		msg{chat: 1, handle: 1, ago: 29*h - time.Minute, assocType: 2000, assocGUID: "p:0/fx-me-refuse", guid: "fx-react-love"},
 		msg{chat: 1, handle: 0, ago: 28 * h, text: "Did this one arrive?", guid: "fx-me-failed", errCode: 4},
 		msg{chat: 1, handle: 1, ago: 3 * h, text: Hostile[len(Hostile)-1], guid: "fx-hostile-ask", replyTo: "fx-me-refuse"},
-		msg{chat: 1, handle: 1, ago: 2 * h, text: "\ufffc", guid: "fx-photo", attachments: []int{1}},
-		msg{chat: 1, handle: 1, ago: 2*h - time.Minute, text: "\ufffc", guid: "fx-pdf", attachments: []int{2}},
-		msg{chat: 1, handle: 1, ago: 2*h - 2*time.Minute, text: "\ufffc", guid: "fx-fakepng", attachments: []int{3}},
+		msg{chat: 1, handle: 1, ago: 2 * h, text: "\ufffc", guid: "fx-photo", attachments: []int64{1}},
+		msg{chat: 1, handle: 1, ago: 2*h - time.Minute, text: "\ufffc", guid: "fx-pdf", attachments: []int64{2}},
+		msg{chat: 1, handle: 1, ago: 2*h - 2*time.Minute, text: "\ufffc", guid: "fx-fakepng", attachments: []int64{3}},
 	)
 	// The blocked thread: sentinels everywhere.
 	msgs = append(msgs,
 		msg{chat: 2, handle: 2, ago: 5 * h, text: "QZXSENTINELBODY my therapist says quokkablockedword", guid: "fx-blocked-1"},
 		msg{chat: 2, handle: 0, ago: 4 * h, text: "Can you call me about QZXSENTINELBODY? quokkablockedword", guid: "fx-blocked-2"},
-		msg{chat: 2, handle: 2, ago: 1 * h, text: "quokkablockedword tomorrow? QZXSENTINELBODY", guid: "fx-blocked-3", attachments: []int{4}},
+		msg{chat: 2, handle: 2, ago: 1 * h, text: "quokkablockedword tomorrow? QZXSENTINELBODY", guid: "fx-blocked-3", attachments: []int64{4}},
 		msg{chat: 8, handle: 2, ago: 6 * h, text: "QZXSENTINELBODY in the group quokkablockedword", guid: "fx-blocked-group"},
 		msg{chat: 8, handle: 1, ago: 6*h - time.Minute, text: "hello from Alex in the blocked group quokkablockedword QZXSENTINELBODY", guid: "fx-blocked-group-2"},
 	)
@@ -181,40 +175,22 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 		msg{chat: 9, handle: 7, ago: 9 * h, text: "Your Acme code is 771204. Do not share it.", guid: "fx-otp"},
 	)
 	for i, m := range msgs {
-		rowid := i + 1
-		t0 := Now.Add(-m.ago)
-		var handle any = m.handle
-		fromMe := 0
-		if m.handle == 0 {
-			fromMe = 1
-		}
-		var text any = m.text
-		if m.text == "" {
-			text = nil
-		}
-		var assocGUID, replyTo, groupTitle any
-		if m.assocGUID != "" {
-			assocGUID = m.assocGUID
-		}
-		if m.replyTo != "" {
-			replyTo = m.replyTo
-		}
-		if m.groupTitle != "" {
-			groupTitle = m.groupTitle
-		}
+		rowid := int64(i + 1)
 		service := "iMessage"
 		if m.chat == 6 || m.chat == 9 {
 			service = "SMS"
 		}
-		exec(`INSERT INTO message (ROWID, guid, text, handle_id, service, error, date, is_delivered, is_finished, is_from_me,
-			is_read, is_sent, cache_has_attachments, item_type, group_title, associated_message_guid, associated_message_type,
-			thread_originator_guid, thread_originator_part, part_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-			rowid, m.guid, text, handle, service, m.errCode, appleNanos(t0), fromMe, fromMe*(1-min(m.errCode, 1)),
-			min(len(m.attachments), 1), m.itemType, groupTitle, assocGUID, m.assocType, replyTo, map[bool]any{true: "0:0:1", false: nil}[replyTo != nil])
-		exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)", m.chat, rowid, appleNanos(t0))
+		replyPart := ""
+		if m.replyTo != "" {
+			replyPart = "0:0:1"
+		}
+		w.Message(chatdb.Message{ROWID: rowid, GUID: m.guid, Text: m.text, Handle: m.handle, Service: service, Error: m.errCode,
+			Date: chatdb.Nanos(Now.Add(-m.ago)), Delivered: true, Finished: true, FromMe: m.handle == 0, Read: true,
+			Sent: m.handle == 0 && m.errCode == 0, HasAttachments: len(m.attachments) > 0, ItemType: m.itemType,
+			GroupTitle: m.groupTitle, AssocGUID: m.assocGUID, AssocType: m.assocType, ReplyTo: m.replyTo, ReplyPart: replyPart,
+			PartCount: 1, Chats: []int64{m.chat}})
 		for _, a := range m.attachments {
-			exec("INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)", rowid, a)
+			w.Attach(rowid, a)
 		}
 	}
 
@@ -231,7 +207,7 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 		t.Fatal(err)
 	}
 	files := []struct {
-		id         int
+		id         int64
 		name, mime string
 		data       []byte
 	}{
@@ -245,8 +221,8 @@ func BuildFixture(t testing.TB, dir string) (chatDB, vcf string) {
 		if err := os.WriteFile(filepath.Join(att, stored), f.data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		exec(`INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
-			VALUES (?, ?, 0, ?, 'public.data', ?, 5, 0, ?, ?)`, f.id, fmt.Sprintf("fx-att-%d", f.id), "~/Library/Messages/Attachments/"+stored, f.mime, f.name, len(f.data))
+		w.Attachment(chatdb.Attachment{ROWID: f.id, GUID: fmt.Sprintf("fx-att-%d", f.id), Filename: "~/Library/Messages/Attachments/" + stored,
+			UTI: "public.data", MIME: f.mime, TransferState: 5, TransferName: f.name, TotalBytes: int64(len(f.data))})
 	}
 
 	vcf = filepath.Join(dir, "contacts.vcf")

@@ -2,7 +2,6 @@ package servicetest
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"image"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/typedstream"
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 )
@@ -85,36 +85,28 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
-			t.Fatalf("%.40s: %v", q, err)
-		}
-	}
+	w := chatdb.ForTest(t, db)
 	for _, h := range []struct {
-		id      int
+		id      int64
 		handle  string
 		service string
 	}{{20, "zanzi@sentinel.example", "iMessage"}, {21, "\uff0b\uff11 415\u2011555\u20110002", "SMS"}, {22, QuoteNameEmail, "iMessage"}} {
-		exec("INSERT INTO handle (ROWID, id, country, service) VALUES (?, ?, 'us', ?)", h.id, h.handle, h.service)
+		w.Handle(chatdb.Handle{ROWID: h.id, ID: h.handle, Country: "us", Service: h.service})
 	}
 	for _, c := range []struct {
-		id             int
+		id             int64
 		guid, ident    string
 		style          int
 		service, title string
-		members        []int
+		members        []int64
 	}{
-		{20, "iMessage;-;zanzi@sentinel.example", "zanzi@sentinel.example", 45, "iMessage", "", []int{20}},
-		{21, "iMessage;+;" + FormerGroupID, FormerGroupID, 43, "iMessage", "Book club", []int{1, 3}},
-		{22, "SMS;-;\uff0b\uff11 415\u2011555\u20110002", "\uff0b\uff11 415\u2011555\u20110002", 45, "SMS", "", []int{21}},
-		{23, "iMessage;-;" + QuoteNameEmail, QuoteNameEmail, 45, "iMessage", "", []int{22}},
+		{20, "iMessage;-;zanzi@sentinel.example", "zanzi@sentinel.example", 45, "iMessage", "", []int64{20}},
+		{21, "iMessage;+;" + FormerGroupID, FormerGroupID, 43, "iMessage", "Book club", []int64{1, 3}},
+		{22, "SMS;-;\uff0b\uff11 415\u2011555\u20110002", "\uff0b\uff11 415\u2011555\u20110002", 45, "SMS", "", []int64{21}},
+		{23, "iMessage;-;" + QuoteNameEmail, QuoteNameEmail, 45, "iMessage", "", []int64{22}},
 	} {
-		exec(`INSERT INTO chat (ROWID, guid, style, state, chat_identifier, service_name, display_name, is_archived)
-			VALUES (?, ?, ?, 3, ?, ?, ?, 0)`, c.id, c.guid, c.style, c.ident, c.service, c.title)
-		for _, m := range c.members {
-			exec("INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)", c.id, m)
-		}
+		w.Chat(chatdb.Chat{ROWID: c.id, GUID: c.guid, Style: c.style, State: 3, Identifier: c.ident, Service: c.service,
+			DisplayName: &c.title, Handles: c.members})
 	}
 	otpBody, err := typedstream.EncodeAttributedBody("Acme: "+OTPMarkedCode, []typedstream.Run{
 		{Start: 0, End: 6, Part: 0}, {Start: 6, End: 6 + len(OTPMarkedCode), Part: 0, OneTimeCode: true}})
@@ -123,9 +115,9 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 	}
 	h := time.Hour
 	type msg struct {
-		rowid      int
-		chats      []int
-		handle     int
+		rowid      int64
+		chats      []int64
+		handle     int64
 		ago        time.Duration
 		text       string
 		guid       string
@@ -134,58 +126,41 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 		replyTo    string
 		itemType   int
 		action     int
-		other      int
+		other      int64
 		body       []byte
 		subject    string
-		attachment int
+		attachment int64
 	}
 	for _, m := range []msg{
-		{rowid: 100, chats: []int{20}, handle: 20, ago: 7 * h, text: SecondHandleSentinel + " from my e-mail address", guid: "rt-second-1"},
-		{rowid: 101, chats: []int{21}, handle: 2, ago: 40 * h, text: FormerMemberSentinel + " see you at book club", guid: "rt-former-1"},
-		{rowid: 102, chats: []int{21}, handle: 1, ago: 39 * h, text: "Which book is next?", guid: "rt-former-2"},
-		{rowid: 103, chats: []int{21}, handle: 3, ago: 38 * h, itemType: 1, action: 1, other: 2, guid: "rt-former-left"},
-		{rowid: 104, chats: []int{1}, handle: 1, ago: 5*h - time.Minute, text: "Loved \u201cQZXSENTINELBODY my therapist says quokkablockedword\u201d",
+		{rowid: 100, chats: []int64{20}, handle: 20, ago: 7 * h, text: SecondHandleSentinel + " from my e-mail address", guid: "rt-second-1"},
+		{rowid: 101, chats: []int64{21}, handle: 2, ago: 40 * h, text: FormerMemberSentinel + " see you at book club", guid: "rt-former-1"},
+		{rowid: 102, chats: []int64{21}, handle: 1, ago: 39 * h, text: "Which book is next?", guid: "rt-former-2"},
+		{rowid: 103, chats: []int64{21}, handle: 3, ago: 38 * h, itemType: 1, action: 1, other: 2, guid: "rt-former-left"},
+		{rowid: 104, chats: []int64{1}, handle: 1, ago: 5*h - time.Minute, text: "Loved \u201cQZXSENTINELBODY my therapist says quokkablockedword\u201d",
 			assocType: 2000, assocGUID: "p:0/fx-blocked-1", guid: "rt-react-blocked"},
-		{rowid: 105, chats: []int{1}, handle: 1, ago: 4*h + 30*time.Minute, text: "replying to that blocked one", replyTo: "fx-blocked-1", guid: "rt-reply-blocked"},
-		{rowid: 106, chats: []int{2, 1}, handle: 2, ago: 4*h + 20*time.Minute, text: TwoChatSentinel + " in two chats", guid: "rt-two-chats"},
-		{rowid: 107, chats: []int{22}, handle: 21, ago: 8 * h, text: FormattedHandleSentinel + " from a formatted number", guid: "rt-formatted"},
-		{rowid: 108, chats: []int{9}, handle: 7, ago: 2 * h, guid: OTPMarkedGUID, body: otpBody},
-		{rowid: 109, chats: []int{23}, handle: 22, ago: 90 * time.Minute, text: "is " + QuoteCard + " the card you want?", guid: "rt-quote-name"},
-		{rowid: 110, chats: []int{21}, handle: 2, ago: 39*h - time.Minute, assocType: 2001, assocGUID: "p:0/rt-former-2", guid: "rt-former-react"},
-		{rowid: 111, chats: []int{2, 6}, handle: 0, ago: 3 * h, text: TwoChatMineSentinel + " I wrote this in both", guid: "rt-two-chats-mine"},
-		{rowid: 112, chats: []int{3}, handle: 3, ago: 20 * h, text: "see the subject line", subject: "card " + SubjectCard, guid: "rt-subject"},
-		{rowid: 113, chats: []int{21}, handle: 2, ago: 41 * h, text: "\ufffc", guid: "rt-former-photo", attachment: FormerAttachment},
+		{rowid: 105, chats: []int64{1}, handle: 1, ago: 4*h + 30*time.Minute, text: "replying to that blocked one", replyTo: "fx-blocked-1", guid: "rt-reply-blocked"},
+		{rowid: 106, chats: []int64{2, 1}, handle: 2, ago: 4*h + 20*time.Minute, text: TwoChatSentinel + " in two chats", guid: "rt-two-chats"},
+		{rowid: 107, chats: []int64{22}, handle: 21, ago: 8 * h, text: FormattedHandleSentinel + " from a formatted number", guid: "rt-formatted"},
+		{rowid: 108, chats: []int64{9}, handle: 7, ago: 2 * h, guid: OTPMarkedGUID, body: otpBody},
+		{rowid: 109, chats: []int64{23}, handle: 22, ago: 90 * time.Minute, text: "is " + QuoteCard + " the card you want?", guid: "rt-quote-name"},
+		{rowid: 110, chats: []int64{21}, handle: 2, ago: 39*h - time.Minute, assocType: 2001, assocGUID: "p:0/rt-former-2", guid: "rt-former-react"},
+		{rowid: 111, chats: []int64{2, 6}, handle: 0, ago: 3 * h, text: TwoChatMineSentinel + " I wrote this in both", guid: "rt-two-chats-mine"},
+		{rowid: 112, chats: []int64{3}, handle: 3, ago: 20 * h, text: "see the subject line", subject: "card " + SubjectCard, guid: "rt-subject"},
+		{rowid: 113, chats: []int64{21}, handle: 2, ago: 41 * h, text: "\ufffc", guid: "rt-former-photo", attachment: FormerAttachment},
 	} {
-		t0 := Now.Add(-m.ago)
-		var text, assoc, reply, subject any
-		if m.text != "" {
-			text = m.text
-		}
-		if m.subject != "" {
-			subject = m.subject
-		}
-		if m.assocGUID != "" {
-			assoc = m.assocGUID
-		}
-		if m.replyTo != "" {
-			reply = m.replyTo
-		}
 		service := "iMessage"
 		if m.chats[0] == 22 || m.chats[0] == 9 {
 			service = "SMS"
 		}
-		fromMe := 0
-		if m.handle == 0 {
-			fromMe = 1
+		replyPart := ""
+		if m.replyTo != "" {
+			replyPart = "0:0:1"
 		}
-		exec(`INSERT INTO message (ROWID, guid, text, attributedBody, subject, handle_id, service, date, is_delivered, is_finished, is_from_me, is_read, is_sent,
-			item_type, group_action_type, other_handle, associated_message_guid, associated_message_type, thread_originator_guid, thread_originator_part, part_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-			m.rowid, m.guid, text, m.body, subject, m.handle, service, appleNanos(t0), fromMe, fromMe, m.itemType, m.action, m.other, assoc, m.assocType, reply,
-			map[bool]any{true: "0:0:1", false: nil}[reply != nil])
-		for _, c := range m.chats {
-			exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)", c, m.rowid, appleNanos(t0))
-		}
+		w.Message(chatdb.Message{ROWID: m.rowid, GUID: m.guid, Text: m.text, Body: m.body, Subject: m.subject, Handle: m.handle,
+			Service: service, Date: chatdb.Nanos(Now.Add(-m.ago)), Delivered: true, Finished: true, FromMe: m.handle == 0, Read: true,
+			Sent: m.handle == 0, HasAttachments: m.attachment != 0, ItemType: m.itemType, GroupActionType: m.action,
+			OtherHandle: &m.other, AssocGUID: m.assocGUID, AssocType: m.assocType, ReplyTo: m.replyTo, ReplyPart: replyPart,
+			PartCount: 1, Chats: m.chats})
 		if m.attachment != 0 {
 			// A real PNG the blocked person sent to the group they left;
 			// its row id is small and guessable.
@@ -193,11 +168,9 @@ func BuildRedTeam(t testing.TB, dir string) (chatDB, vcf string) {
 			if err := os.WriteFile(filepath.Join(dir, "Attachments", stored), pngBytes(t), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			exec(`INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
-				VALUES (?, ?, 0, ?, 'public.png', 'image/png', 5, 0, ?, 100)`, m.attachment, fmt.Sprintf("fx-att-%d", m.attachment),
-				"~/Library/Messages/Attachments/"+stored, FormerMemberSentinel+"-photo.png")
-			exec("INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)", m.rowid, m.attachment)
-			exec("UPDATE message SET cache_has_attachments = 1 WHERE ROWID = ?", m.rowid)
+			w.Attachment(chatdb.Attachment{ROWID: m.attachment, GUID: fmt.Sprintf("fx-att-%d", m.attachment),
+				Filename: "~/Library/Messages/Attachments/" + stored, UTI: "public.png", MIME: "image/png", TransferState: 5,
+				TransferName: FormerMemberSentinel + "-photo.png", TotalBytes: 100, Messages: []int64{m.rowid}})
 		}
 	}
 	// A person whose name carries a quotation mark (names come from the
@@ -285,30 +258,32 @@ func BuildHostileNames(t testing.TB, dir string) (chatDB, vcf string) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
-			t.Fatalf("%.40s: %v", q, err)
-		}
+	w := chatdb.ForTest(t, db)
+	w.Handle(chatdb.Handle{ROWID: 30, ID: HostileNameEmail, Country: "us", Service: "iMessage"})
+	for _, c := range []struct {
+		id          int64
+		guid, ident string
+		style       int
+		title       string
+		members     []int64
+	}{
+		{30, "iMessage;-;" + HostileNameEmail, HostileNameEmail, 45, "", []int64{30}},
+		{31, "iMessage;+;" + HostileGroupID, HostileGroupID, 43, HostileName, []int64{30, 1}},
+		{32, "iMessage;+;" + AmpersandGroupID, AmpersandGroupID, 43, AmpersandGroup, []int64{1, 3}},
+	} {
+		w.Chat(chatdb.Chat{ROWID: c.id, GUID: c.guid, Style: c.style, State: 3, Identifier: c.ident, Service: "iMessage",
+			DisplayName: &c.title, Handles: c.members})
 	}
-	exec("INSERT INTO handle (ROWID, id, country, service) VALUES (30, ?, 'us', 'iMessage')", HostileNameEmail)
-	exec(`INSERT INTO chat (ROWID, guid, style, state, chat_identifier, service_name, display_name, is_archived)
-		VALUES (30, ?, 45, 3, ?, 'iMessage', '', 0)`, "iMessage;-;"+HostileNameEmail, HostileNameEmail)
-	exec(`INSERT INTO chat (ROWID, guid, style, state, chat_identifier, service_name, display_name, is_archived)
-		VALUES (31, ?, 43, 3, ?, 'iMessage', ?, 0)`, "iMessage;+;"+HostileGroupID, HostileGroupID, HostileName)
-	exec(`INSERT INTO chat (ROWID, guid, style, state, chat_identifier, service_name, display_name, is_archived)
-		VALUES (32, ?, 43, 3, ?, 'iMessage', ?, 0)`, "iMessage;+;"+AmpersandGroupID, AmpersandGroupID, AmpersandGroup)
-	exec("INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (30, 30), (31, 30), (31, 1), (32, 1), (32, 3)")
 	h := time.Hour
 	for _, m := range []struct {
-		rowid, chat, handle int
+		rowid, chat, handle int64
 		ago                 time.Duration
 		text, guid          string
 		itemType            int
-		groupTitle          any
+		groupTitle          string
 		assocType           int
-		assocGUID, emoji    any
-		attachment          int
+		assocGUID, emoji    string
+		attachment          int64
 	}{
 		{rowid: 300, chat: 30, handle: 0, ago: 30 * h, text: "Did you get the invoice?", guid: "rt-names-0"},
 		{rowid: 301, chat: 30, handle: 30, ago: 3 * h, text: "Can you send me the report today?", guid: "rt-names-1"},
@@ -318,29 +293,18 @@ func BuildHostileNames(t testing.TB, dir string) (chatDB, vcf string) {
 		{rowid: 305, chat: 31, handle: 30, ago: 4 * h, text: "\ufffc", guid: "rt-names-photo", attachment: HostileAttachment},
 		{rowid: 306, chat: 32, handle: 1, ago: 20 * h, text: "Rehearsal moved to Thursday", guid: "rt-names-amp"},
 	} {
-		t0 := Now.Add(-m.ago)
-		var text any
-		if m.text != "" {
-			text = m.text
-		}
-		fromMe := 0
-		if m.handle == 0 {
-			fromMe = 1
-		}
-		exec(`INSERT INTO message (ROWID, guid, text, handle_id, service, date, is_delivered, is_finished, is_from_me, is_read, is_sent,
-			item_type, group_title, associated_message_guid, associated_message_type, associated_message_emoji, part_count, cache_has_attachments)
-			VALUES (?, ?, ?, ?, 'iMessage', ?, 1, 1, ?, 1, ?, ?, ?, ?, ?, ?, 1, ?)`,
-			m.rowid, m.guid, text, m.handle, appleNanos(t0), fromMe, fromMe, m.itemType, m.groupTitle, m.assocGUID, m.assocType, m.emoji, min(m.attachment, 1))
-		exec("INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)", m.chat, m.rowid, appleNanos(t0))
+		w.Message(chatdb.Message{ROWID: m.rowid, GUID: m.guid, Text: m.text, Handle: m.handle, Service: "iMessage",
+			Date: chatdb.Nanos(Now.Add(-m.ago)), Delivered: true, Finished: true, FromMe: m.handle == 0, Read: true, Sent: m.handle == 0,
+			ItemType: m.itemType, GroupTitle: m.groupTitle, AssocGUID: m.assocGUID, AssocType: m.assocType, AssocEmoji: m.emoji,
+			PartCount: 1, HasAttachments: m.attachment != 0, Chats: []int64{m.chat}})
 		if m.attachment != 0 {
 			stored := fmt.Sprintf("a%d-hostile.png", m.attachment)
 			if err := os.WriteFile(filepath.Join(dir, "Attachments", stored), pngBytes(t), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			exec(`INSERT INTO attachment (ROWID, guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
-				VALUES (?, ?, 0, ?, 'public.png', 'image/png', 5, 0, ?, 100)`, m.attachment, fmt.Sprintf("fx-att-%d", m.attachment),
-				"~/Library/Messages/Attachments/"+stored, HostileFilename)
-			exec("INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)", m.rowid, m.attachment)
+			w.Attachment(chatdb.Attachment{ROWID: m.attachment, GUID: fmt.Sprintf("fx-att-%d", m.attachment),
+				Filename: "~/Library/Messages/Attachments/" + stored, UTI: "public.png", MIME: "image/png", TransferState: 5,
+				TransferName: HostileFilename, TotalBytes: 100, Messages: []int64{m.rowid}})
 		}
 	}
 	card := strings.NewReplacer("\\", `\\`, "\n", `\n`, ",", `\,`, ";", `\;`).Replace(HostileName)
