@@ -136,7 +136,11 @@ func TestServeConfigErrors(t *testing.T) {
 	}
 }
 
-func TestDoctor(t *testing.T) {
+// TestDoctorReportsEveryProblemWithItsFix: `tidings doctor` fails on a
+// group-readable home, a broken setting or an open --http bind without a
+// token, warns on a missing source, and every check that is not ok carries a
+// fix, in the text output and in --json.
+func TestDoctorReportsEveryProblemWithItsFix(t *testing.T) {
 	m, out, _ := testMain(t, nil)
 	home := m.Getenv("TIDINGS_HOME")
 	os.MkdirAll(home, 0o755)

@@ -107,7 +107,11 @@ func TestNoteToSelf(t *testing.T) {
 	}
 }
 
-func TestRegion(t *testing.T) {
+// TestNationalNumbersTakeTheConfiguredRegion: a national number
+// ("06 12 34 56 78") is read in the configured region: with FR it joins its
+// +33 form in one conversation, with US it stays apart (it is no US
+// number), and an unknown region is refused.
+func TestNationalNumbersTakeTheConfiguredRegion(t *testing.T) {
 	doc := wrap(`<sms address="06 12 34 56 78" date="1795000000000" type="1" body="a"/><sms address="+33612345678" date="1795000001000" type="2" body="b"/>`)
 	_, convs, _ := importString(t, doc, ImportOptions{Region: "FR"})
 	if len(convs) != 1 || convs[0].Identifier != "+33612345678" {
@@ -195,7 +199,12 @@ func TestMessageIDs(t *testing.T) {
 	}
 }
 
-func TestContacts(t *testing.T) {
+// TestContactsTakeTheNewestRealNameOfEachAddress: the import names each
+// address after the contact_name of its newest message; placeholders
+// ("(Unknown)", "null") give no contact, short codes and e-mail senders get
+// one, and ReadContacts (the metadata-only pass) gives the same cards as
+// Import.
+func TestContactsTakeTheNewestRealNameOfEachAddress(t *testing.T) {
 	doc := wrap(`<sms address="+14155550123" date="1795000000000" type="1" body="a" contact_name="Old Name"/>
 <sms address="(415) 555-0123" date="1795000009000" type="2" body="b" contact_name="New Name"/>
 <sms address="+14155550123" date="1795000005000" type="1" body="c" contact_name="Middle Name"/>

@@ -102,7 +102,10 @@ func TestEncodingXMLLosesSurrogates(t *testing.T) {
 	}
 }
 
-func TestDates(t *testing.T) {
+// TestDatesReadInSecondsOrMilliseconds: a record's date is read whether the
+// export wrote it in milliseconds or in seconds (SMS and MMS alike), keeping
+// the milliseconds and ignoring spaces around the number.
+func TestDatesReadInSecondsOrMilliseconds(t *testing.T) {
 	ms := time.Date(2026, 11, 18, 11, 6, 40, 0, time.UTC) // literal date: parsed from the fixture
 	tests := []struct {
 		name, doc string
@@ -253,7 +256,11 @@ func TestPartSizesAndText(t *testing.T) {
 	}
 }
 
-func TestLimits(t *testing.T) {
+// TestReaderLimitsBoundTextPartsAndAddresses: Options bound what one record
+// can hold: MaxText cuts a body on a rune boundary, MaxRecordText bounds an
+// MMS's text parts together, MaxParts keeps the first parts and addresses
+// and counts the dropped ones; cut text is counted in Stats.Truncated.
+func TestReaderLimitsBoundTextPartsAndAddresses(t *testing.T) {
 	t.Run("MaxText cuts a body on a rune boundary", func(t *testing.T) {
 		body := strings.Repeat("é", 100) // 200 bytes
 		recs, st, err := readAll(t, wrap(`<sms address="1" date="1795000000000" type="1" body="`+body+`"/>`), &Options{MaxText: 51})

@@ -40,9 +40,12 @@ func toyHandler(calls *int) Extension {
 	})
 }
 
-// TestForward: a typed value crosses the bridge unchanged, errors keep
-// their sentence, and the action is refused where it must be.
-func TestForward(t *testing.T) {
+// TestForwardAnswersLikeAnInProcessCallOrRefuses: a typed value crosses the
+// bridge unchanged, errors keep their sentence, and the action is refused
+// where it must be (an extension the host does not offer, a 1.2 client,
+// params of the wrong shape, a manager asking for a body-returning
+// extension).
+func TestForwardAnswersLikeAnInProcessCallOrRefuses(t *testing.T) {
 	calls := 0
 	h := newHarness(t, "", func(o *Options) { o.Extensions = []Extension{toyHandler(&calls)} })
 	h.watching()

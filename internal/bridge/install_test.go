@@ -140,7 +140,13 @@ func TestInstallSpecValidation(t *testing.T) {
 	}
 }
 
-func TestInstaller(t *testing.T) {
+// TestInstallerSetsUpAndRemovesTheServiceOnEachPlatform: on macOS and Linux,
+// Install writes the service files, creates the bridge folders 0700, starts
+// the service (launchctl, systemctl) and on macOS prints the Full Disk
+// Access step; switching Linux to watch mode removes the .path unit;
+// Uninstall removes the service files but keeps the bridge folder; an unsafe
+// existing bridge folder is refused, not fixed.
+func TestInstallerSetsUpAndRemovesTheServiceOnEachPlatform(t *testing.T) {
 	for _, goos := range []string{"darwin", "linux"} {
 		t.Run(goos, func(t *testing.T) {
 			home := t.TempDir()

@@ -209,8 +209,12 @@ func TestUnrelatedFilesLeftAlone(t *testing.T) {
 	}
 }
 
-// TestParams: the seed's bounds, each with failing inputs.
-func TestParams(t *testing.T) {
+// TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds: every action's
+// parameters take the seed's defaults, are capped where the seed caps them
+// (days, limit) and echoed capped, and are refused with a sentence naming
+// the parameter when outside the bounds — at, above and below each bound,
+// and for 0, negatives, 1e308, "nan" and wrong types (docs/bridge.md).
+func TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds(t *testing.T) {
 	long := strings.Repeat("é", 101)
 	cases := []struct {
 		role, action string

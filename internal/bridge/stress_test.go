@@ -107,13 +107,14 @@ func malformed(i int, id string) []byte {
 	return append([]byte(`{"id":"`+id+`","action":"status","params":{"pad":"`), bytes.Repeat([]byte("x"), MaxRequestSize)...)
 }
 
-// TestStress: 8 concurrent clients send N requests (5% malformed) while the
-// worker process is killed with SIGKILL and restarted twice. Every valid
-// request gets exactly one correct answer, every malformed one exactly
-// one error, the id record holds each id once, and nothing is left behind
-// after reaping. N is 1,000 by default; TIDINGS_BRIDGE_STRESS_N=10000
-// gives the full run recorded in docs/benchmarks.md.
-func TestStress(t *testing.T) {
+// TestStressAnswersEveryRequestOnceThroughKills: 8 concurrent clients send N
+// requests (5% malformed) while the worker process is killed with SIGKILL
+// and restarted twice. Every valid request gets exactly one correct answer,
+// every malformed one exactly one error, the id record holds each id once,
+// and nothing is left behind after reaping. N is 1,000 by default;
+// TIDINGS_BRIDGE_STRESS_N=10000 gives the full run recorded in
+// docs/benchmarks.md.
+func TestStressAnswersEveryRequestOnceThroughKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test skipped in -short mode")
 	}

@@ -177,9 +177,10 @@ func TestResponseFiles(t *testing.T) {
 	}
 }
 
-// TestReaping: responses older than an hour and stale temp files go;
-// fresh ones and unrelated files stay.
-func TestReaping(t *testing.T) {
+// TestReapingRemovesOnlyStaleFiles: responses older than an hour, stale temp
+// files and dead nonces go on every run; fresh ones, folders and unrelated
+// files stay.
+func TestReapingRemovesOnlyStaleFiles(t *testing.T) {
 	now := testclock.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, "", func(o *Options) { o.Now = func() time.Time { return now } })
 	resp, reqs, nonces := h.path(ControlDir, ResponsesDir), h.path(ControlDir, RequestsDir), h.path(NoncesDir)
@@ -459,9 +460,11 @@ func TestTwoWorkers(t *testing.T) {
 	}
 }
 
-// TestVersions: a 1.2 request sees exactly 1.2; a 1.3 request sees the
-// extension actions, extra status fields and error codes.
-func TestVersions(t *testing.T) {
+// TestEachVersionSeesExactlyItsActionsAndFields: a 1.2 request sees exactly
+// 1.2; a 1.3 request sees the extension actions, extra status fields (which
+// never overwrite the seed's) and error codes. A body-returning extension is
+// never served to a manager, and no extension may shadow a 1.2 action.
+func TestEachVersionSeesExactlyItsActionsAndFields(t *testing.T) {
 	ext := Extension{Name: "list_conversations", Host: true, ReturnsBodies: false,
 		Handle: func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
 			var p struct {

@@ -35,7 +35,12 @@ func load(t *testing.T, goos string, env map[string]string, file string, args ..
 	return l.Load(func(k string) string { return env[k] })
 }
 
-func TestPrecedence(t *testing.T) {
+// TestFlagBeatsEnvBeatsFileBeatsDefault: each setting comes from the
+// strongest source that sets it — flag, then environment, then config file,
+// then default — and Origins names that source; an empty environment value
+// sets nothing, and repeatable path flags replace the file's list
+// (docs/configuration.md).
+func TestFlagBeatsEnvBeatsFileBeatsDefault(t *testing.T) {
 	file := `
 region = "DE"
 http = "127.0.0.1:1111"
@@ -108,7 +113,12 @@ url = "http://file.example/v1"
 	}
 }
 
-func TestDefaults(t *testing.T) {
+// TestNothingSetGivesThePlatformDefaults: with no file, environment or flag,
+// the settings take their defaults (region US, log level info, the built-in
+// embedder, sending off, not read-only, the real clock); on macOS the
+// iMessage database and the AddressBook are found under the home folder, on
+// Linux there is none.
+func TestNothingSetGivesThePlatformDefaults(t *testing.T) {
 	c, err := load(t, "linux", map[string]string{"HOME": "/home/u"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +191,11 @@ func TestNowPinsTheClock(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
+// TestBadSettingsAreRefusedNamingTheSetting: a bad setting from any source
+// (an unknown or misspelt file key, a wrong type, unparsable TOML, a bad
+// clock, bool, log level, region or embedder) stops the load with an error
+// naming the key or value at fault (docs/configuration.md).
+func TestBadSettingsAreRefusedNamingTheSetting(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     map[string]string

@@ -232,7 +232,12 @@ func names(ms []Match) []string {
 	return out
 }
 
-func TestLookup(t *testing.T) {
+// TestLookupRanksMatchesByQualityAndFlagsAmbiguity: Lookup matches names
+// ignoring case, accents and word order, lists exact matches first, then
+// field, prefix, word-prefix and substring matches, each with its quality,
+// marks a query matching several people as ambiguous, and refuses an empty
+// or over-long query.
+func TestLookupRanksMatchesByQualityAndFlagsAmbiguity(t *testing.T) {
 	b := lookupBook(t)
 	tests := []struct {
 		query     string
@@ -345,7 +350,11 @@ func TestResolveName(t *testing.T) {
 	}
 }
 
-func TestFold(t *testing.T) {
+// TestFoldIgnoresCaseAccentsAndSpacing: fold lower-cases, strips accents,
+// spells out ligatures and letters like ß, Ø, Ł, Ĳ, turns a typographic
+// apostrophe into ' and collapses spaces, so names compare the way a person
+// types them.
+func TestFoldIgnoresCaseAccentsAndSpacing(t *testing.T) {
 	for in, want := range map[string]string{
 		"Zoë":                "zoe",
 		"  Jürgen   MÜLLER ": "jurgen muller",

@@ -6,7 +6,13 @@ import (
 	"testing"
 )
 
-func TestNormalize(t *testing.T) {
+// TestNormalizeGivesOneKeyPerHandleWhateverItsForm: every written form of a
+// phone number (national, international, 00 or 011 prefixes, tel: URIs,
+// extensions, Unicode digits and dashes) gives one E.164 key in the given
+// region, a foreign national number without its country is never made +1,
+// short codes, sender ids and e-mail addresses keep their own kinds, garbage
+// is KindInvalid, and a cached answer equals the first (docs/contacts.md).
+func TestNormalizeGivesOneKeyPerHandleWhateverItsForm(t *testing.T) {
 	tests := []struct {
 		name, handle, region string
 		wantKey              string
@@ -103,7 +109,11 @@ func TestNormalizeNeverInventsUSNumbers(t *testing.T) {
 	}
 }
 
-func TestLast10(t *testing.T) {
+// TestLast10KeepsAPhonesLastTenDigits: Last10 gives a phone handle's last
+// ten digits whatever its format (all of them for a short code), the seed
+// protocol's matching rule, and nothing for e-mail addresses, sender ids and
+// empty handles.
+func TestLast10KeepsAPhonesLastTenDigits(t *testing.T) {
 	tests := []struct{ handle, want string }{
 		{"+1-555-123-4567", "5551234567"},
 		{"5551234567", "5551234567"},

@@ -184,7 +184,12 @@ func TestPermissionDeniedIsReported(t *testing.T) {
 	}
 }
 
-func TestChecks(t *testing.T) {
+// TestChecksGiveEachUnreadableSourceItsPlatformsFix: Checks reports the
+// region, the readable sources and one check per source; every failing one
+// carries the fix for its cause and platform: Full Disk Access for a denied
+// source on macOS but file modes on Linux, re-export for a partly read
+// vCard, the path for a missing file, --contacts when there is no source.
+func TestChecksGiveEachUnreadableSourceItsPlatformsFix(t *testing.T) {
 	denied := fmt.Errorf("address book: %w", &fs.PathError{Op: "open", Path: "/Users/a/Library/Application Support/AddressBook", Err: syscall.EPERM})
 	statuses := []Status{
 		{Kind: SourceAddressBook, Path: "/ab/Sources/1/" + AddressBookFile, Cards: 120},

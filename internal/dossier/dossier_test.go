@@ -233,7 +233,11 @@ func TestReportBasics(t *testing.T) {
 	}
 }
 
-func TestTrend(t *testing.T) {
+// TestResponseTrendComparesTheLastTwoQuarters: the response trend compares
+// the owner's median reply time in the last two quarters with enough
+// replies, naming both quarters and medians, and says "faster" when the
+// owner now replies sooner.
+func TestResponseTrendComparesTheLastTwoQuarters(t *testing.T) {
 	// Quarter 1: replies after 60 min; quarter 2: after 5 min.
 	var msgs []Message
 	add := func(base time.Time, delay time.Duration, n int) {
@@ -252,7 +256,11 @@ func TestTrend(t *testing.T) {
 	}
 }
 
-func TestTopics(t *testing.T) {
+// TestTopicsRankRecurringPhrasesAboveTheirWords: a phrase that recurs on
+// several days is the top topic, counted by messages and days, its single
+// words are not shown beside it, and the subject's own name is never a
+// topic.
+func TestTopicsRankRecurringPhrasesAboveTheirWords(t *testing.T) {
 	var msgs []Message
 	t0 := testclock.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	for i, text := range []string{
@@ -308,7 +316,13 @@ func (f *sliceFeed) Messages(_ context.Context, _ Subject, after Cursor, fn func
 	return nil
 }
 
-func TestRefresh(t *testing.T) {
+// TestRefreshUpdatesIncrementallyAndRebuildsWhenItMust: Refresh builds a
+// dossier once, then folds in only the messages after the stored cursor (the
+// result equals a full build), saves nothing when nothing is new, rebuilds a
+// corrupt state or on request, and returns a feed error rather than an empty
+// dossier. A message older than the cursor is invisible to an incremental
+// refresh: the index asks for Rebuild then.
+func TestRefreshUpdatesIncrementallyAndRebuildsWhenItMust(t *testing.T) {
 	ctx := context.Background()
 	msgs := longHistory(400, 9)
 	store := &memStore{data: map[string][]byte{}}

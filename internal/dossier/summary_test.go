@@ -13,7 +13,13 @@ import (
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
-func TestSummarizer(t *testing.T) {
+// TestSummarizerSendsFencedRedactedTextAndReturnsACitedSummary: the summary
+// request goes to the configured OpenAI-compatible endpoint with the key and
+// model, not streamed; message bodies reach it redacted, inside
+// untrusted-content tags no body can close, under a system prompt that warns
+// about them; the answer comes back trimmed, with its model, its cites and
+// the last message it covers.
+func TestSummarizerSendsFencedRedactedTextAndReturnsACitedSummary(t *testing.T) {
 	var got chatRequest
 	var auth string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -119,7 +119,13 @@ func TestResolvePath(t *testing.T) {
 	}
 }
 
-func TestParsers(t *testing.T) {
+// TestColumnDecodersReadEveryStoredForm: the helpers decoding chat.db
+// columns read every form stored there (associated_message_guid with "p:N/"
+// or "bp:", part indexes, balloon bundle ids, the chat kind from guid and
+// style, the MIME type from UTI or file name, Apple times in seconds or
+// nanoseconds) and fall back on anything else: part 0, no part, a group, no
+// MIME type, an unset time.
+func TestColumnDecodersReadEveryStoredForm(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want string

@@ -162,10 +162,12 @@ func rowIDOf(t *testing.T, f *fixture, guid string) int64 {
 	return id
 }
 
-// TestPaging reads more rows than a page, with a message in two chats on
-// every page boundary, on an indexed (paged) and an unindexed (single pass)
-// schema, from several watermarks.
-func TestPaging(t *testing.T) {
+// TestPagingReadsEveryRowOnceWithAllItsChats: with more rows than a page and
+// a message in two chats on every page boundary, on an indexed (paged) and
+// an unindexed (single pass) schema and from several watermarks, every
+// message after the watermark comes once, in rowid order, with all its
+// chats, attachments and text.
+func TestPagingReadsEveryRowOnceWithAllItsChats(t *testing.T) {
 	for _, schema := range []string{"iOS11.2", "macos15"} {
 		t.Run(schema, func(t *testing.T) {
 			ctx := context.Background()

@@ -7,10 +7,11 @@ import (
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
-// TestPrefit: a bulk load fits the embedder while it builds its indexes;
-// the embedding pass that follows uses that fit (one fit in all) unless
-// the corpus changed in between, when it fits again over what is stored.
-func TestPrefit(t *testing.T) {
+// TestBulkLoadFitIsReusedUnlessTheCorpusChanged: a bulk load fits the
+// embedder while it builds its indexes; the embedding pass that follows uses
+// that fit (one fit in all) unless the corpus changed in between, when it
+// fits again over what is stored.
+func TestBulkLoadFitIsReusedUnlessTheCorpusChanged(t *testing.T) {
 	ctx := context.Background()
 	t.Run("used", func(t *testing.T) {
 		f := &fitEmbedder{hashEmbedder: hashEmbedder{id: "fit/v1", dim: 32}}

@@ -222,7 +222,12 @@ func TestSemanticAndHybrid(t *testing.T) {
 	}
 }
 
-func TestFilters(t *testing.T) {
+// TestFiltersScopeEverySearchMode: conversation, contact (any format),
+// handle, day, date-range and from-me filters give the same hits in
+// full-text and substring mode, and hybrid mode adds only neighbours in
+// scope; an unknown conversation, contact or handle is ErrNotFound and a bad
+// query ErrBadQuery, never an empty result.
+func TestFiltersScopeEverySearchMode(t *testing.T) {
 	ix := searchIndex(t, Options{})
 	yes, no := true, false
 	for _, c := range []struct {

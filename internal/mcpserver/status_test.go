@@ -129,7 +129,11 @@ func TestStatusSourcePermission(t *testing.T) {
 	}
 }
 
-func TestCut(t *testing.T) {
+// TestCutFitsTheBudgetAndPagesTheRest: Cut keeps as many items as fit in
+// MaxResultBytes less the reserve and says so in the page (truncated,
+// counts, a cursor, a note); a short list is not cut, and a single item too
+// big for the budget is still returned.
+func TestCutFitsTheBudgetAndPagesTheRest(t *testing.T) {
 	type item struct {
 		Body string `json:"body"`
 	}

@@ -296,9 +296,11 @@ func TestOneTimeCodeRuns(t *testing.T) {
 	}
 }
 
-// TestFidelity: ordinary content and identifiers pass unchanged, and run
-// offsets stay valid when the text is unchanged.
-func TestFidelity(t *testing.T) {
+// TestCleanMessagePassesUnchanged: ordinary content and identifiers pass
+// unchanged (only an attachment's local path is dropped), and run offsets
+// stay valid when the text is unchanged; when redaction changes the text,
+// offsets become -1 and links stay.
+func TestCleanMessagePassesUnchanged(t *testing.T) {
 	m := model.Message{
 		ID: "p:0/8A1B-guid", ConversationIDs: []string{"iMessage;+;chat123"}, Sender: "+14155551234",
 		Text:        "Dinner at 7? 🍝 Crème brûlée 👨\u200D👩\u200D👧\nSee https://example.com",
@@ -323,7 +325,10 @@ func TestFidelity(t *testing.T) {
 	}
 }
 
-func TestFilename(t *testing.T) {
+// TestFilenameIsASafeRedactedBaseName: Filename keeps only the base name of
+// any path (Unix, ~ or Windows), drops bidi controls, turns a newline into a
+// space, escapes markup and redacts secrets in it.
+func TestFilenameIsASafeRedactedBaseName(t *testing.T) {
 	tests := map[string]string{
 		"IMG_0001.HEIC":                        "IMG_0001.HEIC",
 		"~/Library/Messages/Attachments/a.jpg": "a.jpg",

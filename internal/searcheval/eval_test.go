@@ -64,7 +64,10 @@ func TestDatasetRules(t *testing.T) {
 	}
 }
 
-func TestMetrics(t *testing.T) {
+// TestNDCGAndRecallMatchHandComputedValues: NDCG (gain 2^rel−1, log2
+// discount) and Recall at a cutoff equal hand-computed values, and a
+// repeated id earns nothing after its first rank.
+func TestNDCGAndRecallMatchHandComputedValues(t *testing.T) {
 	rel := map[string]int{"a": 3, "b": 1}
 	ideal := (7 + 1/math.Log2(3)) // 2^3−1 at rank 1, 2^1−1 at rank 2
 	tests := []struct {
@@ -90,7 +93,10 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-func TestStem(t *testing.T) {
+// TestStemStripsSuffixesAndTermsDropStopWords: Stem strips inflection
+// suffixes and leaves words that only end like one (bus, class, tix); Terms
+// lower-cases, drops stop words and clitics, and stems.
+func TestStemStripsSuffixesAndTermsDropStopWords(t *testing.T) {
 	for in, want := range map[string]string{"owes": "owe", "owed": "owe", "tickets": "ticket", "parties": "party",
 		"running": "run", "boxes": "box", "bus": "bus", "class": "class", "tix": "tix"} {
 		if got := Stem(in); got != want {

@@ -37,7 +37,10 @@ func TestParseAgo(t *testing.T) {
 	}
 }
 
-func TestDemo(t *testing.T) {
+// TestDemoFixtureReadsBackWhatTheGeneratorWrote: Demo generates at least
+// DemoMessages messages with stories and contacts, and the reader it returns
+// sees every conversation the generator wrote.
+func TestDemoFixtureReadsBackWhatTheGeneratorWrote(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates the demo data set")
 	}

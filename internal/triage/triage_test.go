@@ -11,7 +11,12 @@ import (
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
-func TestAnalyze(t *testing.T) {
+// TestAnalyzeFlagsQuestionsRequestsAndClosures: analyze flags a message as a
+// question (open or not; a rhetorical one is none), a request, a closure
+// (thanks, an emoji, laughter), a cancellation, a deferral, or strongly
+// automated (codes, promotions); a confirmation code from a person is not
+// automated.
+func TestAnalyzeFlagsQuestionsRequestsAndClosures(t *testing.T) {
 	type flags struct{ question, openQ, request, closure, cancel, deferral, auto bool }
 	for _, tc := range []struct {
 		text string
@@ -184,7 +189,12 @@ func TestHostileText(t *testing.T) {
 	}
 }
 
-func TestReview(t *testing.T) {
+// TestReviewRanksTheWindowAndSkipSummaryHasNoText: Review covers only the
+// threads active in its window, with counts matching its lists, needs_reply
+// ordered by score, each entry with its conversation id and context, and the
+// seed's example thread in needs_reply as a question; skip_summary carries
+// no message text (docs/triage.md).
+func TestReviewRanksTheWindowAndSkipSummaryHasNoText(t *testing.T) {
 	f, threads, opts := loadLabelled(t, "testdata/labelled.json")
 	for i := range threads {
 		threads[i].ConversationID = "conv:" + threads[i].ChatID
@@ -256,7 +266,10 @@ func TestReview(t *testing.T) {
 	}
 }
 
-func TestNaive(t *testing.T) {
+// TestNaiveNeedsReplyWhenTheLatestEventIsInbound: the baseline says
+// needs_reply when the latest event in the thread (a tapback included) is
+// inbound, and the given bucket otherwise.
+func TestNaiveNeedsReplyWhenTheLatestEventIsInbound(t *testing.T) {
 	now := testclock.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	th := direct(now, "30", "me", "see you", "20", "them", "👍")
 	if got := Naive(&th, Skip); got != NeedsReply {

@@ -42,10 +42,11 @@ func importIDs(t *testing.T, doc []byte) (android.Result, []string, map[string]b
 	return res, ids, convs
 }
 
-// TestGenerator: the output is deterministic, reads back without a skipped
-// record, matches its summary, gives every message a distinct id, and
-// differs between media sizes only in payloads.
-func TestGenerator(t *testing.T) {
+// TestGeneratedExportIsDeterministicAndReadsBackWhole: the output is
+// deterministic, reads back without a skipped record, matches its summary,
+// gives every message a distinct id, and differs between media sizes only in
+// payloads.
+func TestGeneratedExportIsDeterministicAndReadsBackWhole(t *testing.T) {
 	cfg := Config{Messages: 3000, Seed: 42, Contacts: 60, Groups: 8}
 	a, sum := export(t, cfg)
 	b, _ := export(t, cfg)

@@ -58,7 +58,13 @@ func nested(n int) []byte {
 	return w.buf
 }
 
-func TestMalformed(t *testing.T) {
+// TestMalformedBlobsAreErrorsNeverResults: every malformed, hostile or
+// unsupported blob (bad headers, references out of range, cycles, huge
+// lengths, work amplification, deep nesting, inconsistent runs) makes
+// AttributedBody return an error and no text or runs — ErrUnsupported for a
+// format it does not read, a *SyntaxError otherwise — and Decode refuses it
+// too unless it is a valid stream that is just not an attributedBody.
+func TestMalformedBlobsAreErrorsNeverResults(t *testing.T) {
 	valid, err := EncodeAttributedBody("hello", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +178,10 @@ func TestNestingLimit(t *testing.T) {
 	}
 }
 
-// TestTruncation cuts blobs at every byte offset: each prefix must be an
-// error, never a panic or a partial result.
-func TestTruncation(t *testing.T) {
+// TestTruncatedBlobsAreErrorsAtEveryByte: every blob cut at any byte offset
+// is an error from AttributedBody and Decode, never a panic or a partial
+// result.
+func TestTruncatedBlobsAreErrorsAtEveryByte(t *testing.T) {
 	blobs := map[string][]byte{}
 	for _, s := range seedBodies() {
 		blobs[s.name] = s.blob

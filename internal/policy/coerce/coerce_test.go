@@ -244,7 +244,10 @@ func TestGoValues(t *testing.T) {
 	}
 }
 
-func TestRequired(t *testing.T) {
+// TestMissingRequiredValueIsRefused: a required parameter that is absent,
+// null, an empty string or unset is refused with "<name> is required", never
+// defaulted.
+func TestMissingRequiredValueIsRefused(t *testing.T) {
 	spec := IntSpec{Name: "message_id", Min: 1, Max: math.MaxInt32, Required: true}
 	for _, v := range []any{nil, NumberJSON("null"), NumberJSON(`""`), Number{}} {
 		if _, err := Int(v, spec); err == nil || !strings.HasPrefix(err.Error(), "message_id is required") {

@@ -91,7 +91,11 @@ func TestShouldRemoveRune(t *testing.T) {
 	}
 }
 
-func TestControls(t *testing.T) {
+// TestControlsAreDroppedAndLineBreaksNormalized: Sanitize turns every line
+// break (CRLF, CR, NEL, U+2028, U+2029) into \n, keeps tabs and drops the
+// other C0 and C1 controls and DEL, so no escape sequence survives; Field
+// does the same on one line (breaks and tabs become spaces).
+func TestControlsAreDroppedAndLineBreaksNormalized(t *testing.T) {
 	tests := []struct {
 		name, in, body, field string
 	}{

@@ -217,7 +217,10 @@ func TestUnwrapRejectsForgeries(t *testing.T) {
 	}
 }
 
-func TestEscape(t *testing.T) {
+// TestEscapeEncodesMarkupAndItsLookAlikes: Escape encodes <, >, & and
+// newlines, and the full-width and small-form look-alikes of <, > and &, as
+// references, so no wrapper tag or look-alike survives in escaped text.
+func TestEscapeEncodesMarkupAndItsLookAlikes(t *testing.T) {
 	got := Escape("a<b>&c\n＜＞﹤﹥＆﹠")
 	want := "a&lt;b&gt;&amp;c&#10;&#xFF1C;&#xFF1E;&#xFE64;&#xFE65;&#xFF06;&#xFE60;"
 	if got != want {

@@ -94,7 +94,11 @@ func orthonormal(rng *rand.Rand, m, k int) *Dense {
 	return d
 }
 
-func TestOrthonormalize(t *testing.T) {
+// TestOrthonormalizeGivesOrthonormalColumnsEvenWhenDependent: after
+// Orthonormalize the columns are orthonormal; a column that depends on
+// earlier ones (Cholesky QR fails, Gram–Schmidt takes over) becomes zero
+// rather than noise.
+func TestOrthonormalizeGivesOrthonormalColumnsEvenWhenDependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		name string

@@ -6,7 +6,11 @@ import (
 	"testing"
 )
 
-func TestWords(t *testing.T) {
+// TestWordsFoldCaseAccentsAndApostrophes: Words lower-cases, strips accents,
+// drops apostrophes and a possessive 's ("don't" → "dont", "Sam's" → "sam"),
+// splits on everything else, adds the word "money" for a currency sign, and
+// keeps non-Latin scripts whole.
+func TestWordsFoldCaseAccentsAndApostrophes(t *testing.T) {
 	tests := []struct {
 		in   string
 		want []string
@@ -57,7 +61,11 @@ func TestWordsStops(t *testing.T) {
 	}
 }
 
-func TestMorph(t *testing.T) {
+// TestMorphReducesInflectionsToAVocabularyWord: Morph maps an inflected form
+// (-s, -es, -ies, -ed, -ing, a doubled consonant, an irregular exception) to
+// its base when the base is in the vocabulary, keeps a vocabulary word, and
+// gives "" for an unknown word.
+func TestMorphReducesInflectionsToAVocabularyWord(t *testing.T) {
 	vocab := map[string]bool{"owe": true, "stop": true, "party": true, "go": true, "box": true, "run": true, "ticket": true}
 	has := func(s string) bool { return vocab[s] }
 	exc := func(s string) (string, bool) {
