@@ -131,11 +131,11 @@ type datePlan struct {
 // message was sent.
 func planDates(s string, now time.Time) datePlan {
 	p := datePlan{rest: s}
-	ms := dates.Find(s, now)
+	ms := dates.Parse(s, now, dates.Options{Direction: dates.Past})
 	if len(ms) == 0 {
 		return p
 	}
-	blank := func(drop func(dates.Match) bool) string {
+	blank := func(drop func(dates.Phrase) bool) string {
 		b := []byte(s)
 		for _, m := range ms {
 			if drop(m) {
@@ -147,7 +147,7 @@ func planDates(s string, now time.Time) datePlan {
 		return string(b)
 	}
 	cue, content := false, false
-	for _, w := range terms(blank(func(dates.Match) bool { return true })) {
+	for _, w := range terms(blank(func(dates.Phrase) bool { return true })) {
 		switch {
 		case windowCues[w]:
 			cue = true
@@ -156,8 +156,8 @@ func planDates(s string, now time.Time) datePlan {
 		}
 	}
 	asWindow := cue || !content
-	filter := func(m dates.Match) bool { return asWindow || m.Window }
-	boost := func(m dates.Match) bool { return !filter(m) && m.Relative }
+	filter := func(m dates.Phrase) bool { return asWindow || m.Window }
+	boost := func(m dates.Phrase) bool { return !filter(m) && m.Relative }
 	var hasF, hasB bool
 	for _, m := range ms {
 		switch {
@@ -169,7 +169,7 @@ func planDates(s string, now time.Time) datePlan {
 			p.boostText = append(p.boostText, m.Text)
 		}
 	}
-	p.rest = blank(func(m dates.Match) bool { return filter(m) || boost(m) })
+	p.rest = blank(func(m dates.Phrase) bool { return filter(m) || boost(m) })
 	return p
 }
 
