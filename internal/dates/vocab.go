@@ -1,11 +1,12 @@
-// Package dates is the one vocabulary of date phrases — month names,
-// weekdays, count words — and the calendar rules both readers of dates
-// share: the search query parser (internal/index, a query's time window,
-// counted back from now: Find, Extract) and the dossier (internal/dossier,
-// when a commitment is due, counted forward from the message). The
-// regular expressions of both grammars are built from the tables here, so
-// a word one of them knows the other knows too. Pure: no clock of its own,
-// no I/O; callers pass now and the location.
+// Package dates is the one date parser of Tidings: one vocabulary of date
+// phrases — month names, weekdays, count words (vocab.go) — one grammar of
+// phrase kinds built from it (grammar.go), the calendar rules, and one
+// entry point, Parse. Its two readers read the same words in opposite
+// directions: the search query parser (internal/index, a query's time
+// window, counted back from now: Past, every phrase) and the dossier
+// (internal/dossier, when a commitment is due, counted forward from the
+// message: Future, the first kind of phrase that occurs). Pure: no clock
+// of its own, no I/O; callers pass now, in the location to read in.
 package dates
 
 import (

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/dates"
 )
 
 // Commitment kinds.
@@ -78,37 +80,37 @@ const (
 )
 
 var (
-	reAmount = mustRx(`([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?|\b(\d+)(?:\.(\d{1,2}))?\s?(dollars|bucks|usd|euros?|eur|pounds|quid)\b`, "$", "€", "£", "dollar", "buck", "usd", "euro", "eur", "pound", "quid")
-	reFuture = mustRx(`\b(will|i'll|ill|gonna|going to|can you|could you|can u|please|pls|let me|i can|i'd|when you)\b`, "will", "'ll", "ill", "gonna", "going to", "can you", "could you", "can u", "please", "pls", "let me", "i can", "i'd", "when you")
-	rePaid   = mustRx(`\b(sent|paid|venmo'?d|venmoed|zelle'?d|zelled|transferred|paypal'?d|e-?transferred)\b[^.?!]*\b(you|u|ya|it|the money|the cash)\b|\b(paid|pay) (you|u) back\b|\bwe'?re (square|even)\b|\bjust (venmo'?d|zelled|paid)\b`, "sent", "paid", "venmo", "zelle", "transferred", "paypal", "pay", "square", "even")
-	reDone   = mustRx(`^(done|sent|booked|ordered|bought|finished|fixed|submitted|handled|all set|all done|it's done)\b|\b(just|already) (sent|did|booked|ordered|bought|finished|submitted|emailed|dropped|picked|fixed|mailed)\b|\bi (sent|did|booked|ordered|bought|finished|submitted|emailed|fixed|mailed|picked (it|them|him|her) up|dropped (it|them) off)\b|\b(here you go|here it is|took care of it|taken care of|found it)\b|\bconfirmed\b`, "done", "sent", "booked", "ordered", "bought", "finished", "fixed", "submitted", "handled", "all set", "did", "emailed", "dropped", "picked", "mailed", "here you go", "here it is", "took care", "taken care", "found it", "confirmed")
+	reAmount = dates.MustRx(`([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?|\b(\d+)(?:\.(\d{1,2}))?\s?(dollars|bucks|usd|euros?|eur|pounds|quid)\b`, "$", "€", "£", "dollar", "buck", "usd", "euro", "eur", "pound", "quid")
+	reFuture = dates.MustRx(`\b(will|i'll|ill|gonna|going to|can you|could you|can u|please|pls|let me|i can|i'd|when you)\b`, "will", "'ll", "ill", "gonna", "going to", "can you", "could you", "can u", "please", "pls", "let me", "i can", "i'd", "when you")
+	rePaid   = dates.MustRx(`\b(sent|paid|venmo'?d|venmoed|zelle'?d|zelled|transferred|paypal'?d|e-?transferred)\b[^.?!]*\b(you|u|ya|it|the money|the cash)\b|\b(paid|pay) (you|u) back\b|\bwe'?re (square|even)\b|\bjust (venmo'?d|zelled|paid)\b`, "sent", "paid", "venmo", "zelle", "transferred", "paypal", "pay", "square", "even")
+	reDone   = dates.MustRx(`^(done|sent|booked|ordered|bought|finished|fixed|submitted|handled|all set|all done|it's done)\b|\b(just|already) (sent|did|booked|ordered|bought|finished|submitted|emailed|dropped|picked|fixed|mailed)\b|\bi (sent|did|booked|ordered|bought|finished|submitted|emailed|fixed|mailed|picked (it|them|him|her) up|dropped (it|them) off)\b|\b(here you go|here it is|took care of it|taken care of|found it)\b|\bconfirmed\b`, "done", "sent", "booked", "ordered", "bought", "finished", "fixed", "submitted", "handled", "all set", "did", "emailed", "dropped", "picked", "mailed", "here you go", "here it is", "took care", "taken care", "found it", "confirmed")
 	// rePastDone is a sentence opening with a past-tense verb ("reviewed it,
 	// left comments"): done, but only for a commitment it shares words with.
-	rePastDone = mustRx(`^([a-z]{3,}ed)\b`, "ed")
-	reRecv     = mustRx(`\b(got it|got them|got the|received|thanks for (sending|the)|thank you for (sending|the)|got your)\b`, "got", "received", "thanks for", "thank you for")
-	reDecline  = mustRx(`\b(can'?t|cannot|won'?t be able to|unable to|not able to|no can do|i'?ll pass|not this time)\b`, "can't", "cant", "cannot", "won't", "wont", "unable", "not able", "no can do", "pass", "not this time")
-	reNotDecl  = mustRx(`\bcan'?t (wait|believe|stop|complain|remember|tell|decide|even)\b`, "can")
-	reCancel   = mustRx(`\b(nvm|never ?mind|no need|don'?t worry about it|forget it|cancel(?:led|ed)?|rain ?check|call it off|postpone|reschedule)\b`, "nvm", "never", "no need", "worry", "forget it", "cancel", "rain", "call it off", "postpone", "reschedule")
-	reAccept   = mustRx(`^(yes|yess+|yeah|yep|yup|sure|ok|okay|of course|absolutely|definitely|will do|on it|no problem|np|sounds good|deal|works for me|perfect|can do|for sure|you got it|i can)\b`, "yes", "yeah", "yep", "yup", "sure", "ok", "of course", "absolutely", "definitely", "will do", "on it", "no problem", "np", "sounds good", "deal", "works for me", "perfect", "can do", "for sure", "you got it", "i can")
+	rePastDone = dates.MustRx(`^([a-z]{3,}ed)\b`, "ed")
+	reRecv     = dates.MustRx(`\b(got it|got them|got the|received|thanks for (sending|the)|thank you for (sending|the)|got your)\b`, "got", "received", "thanks for", "thank you for")
+	reDecline  = dates.MustRx(`\b(can'?t|cannot|won'?t be able to|unable to|not able to|no can do|i'?ll pass|not this time)\b`, "can't", "cant", "cannot", "won't", "wont", "unable", "not able", "no can do", "pass", "not this time")
+	reNotDecl  = dates.MustRx(`\bcan'?t (wait|believe|stop|complain|remember|tell|decide|even)\b`, "can")
+	reCancel   = dates.MustRx(`\b(nvm|never ?mind|no need|don'?t worry about it|forget it|cancel(?:led|ed)?|rain ?check|call it off|postpone|reschedule)\b`, "nvm", "never", "no need", "worry", "forget it", "cancel", "rain", "call it off", "postpone", "reschedule")
+	reAccept   = dates.MustRx(`^(yes|yess+|yeah|yep|yup|sure|ok|okay|of course|absolutely|definitely|will do|on it|no problem|np|sounds good|deal|works for me|perfect|can do|for sure|you got it|i can)\b`, "yes", "yeah", "yep", "yup", "sure", "ok", "of course", "absolutely", "definitely", "will do", "on it", "no problem", "np", "sounds good", "deal", "works for me", "perfect", "can do", "for sure", "you got it", "i can")
 
-	reOweThem  = mustRx(`\b(you|u) (still )?owe me\b(.*)`, "owe")
-	reOweMe    = mustRx(`\bi (still )?owe (you|u)\b(.*)`, "owe")
-	rePayBack  = mustRx(`\b(i'?ll|i will|will|let me|i'?m gonna|im gonna|i'?m going to|i can) (pay|venmo|zelle|paypal|transfer|send|get) (you|u)\b(.*)`, "pay", "venmo", "zelle", "paypal", "transfer", "send", "get")
-	reAskMoney = mustRx(`\b(can|could|would) (you|u) (please |pls )?(venmo|zelle|pay|paypal|transfer|send|spot) me\b(.*)|\bpay me back\b(.*)`, " me")
-	reRequest  = mustRx(`\b(can|could|would|will) (you|u) (please |pls |maybe )?([a-z']+)(.*)`, "can you", "could you", "would you", "will you", "can u", "could u", "would u", "will u")
-	rePlease   = mustRx(`^(please|pls|plz) ([a-z']+)(.*)|\b(don'?t forget|dont forget|remember) (to )?(.*)|\bmake sure (you |to )(.*)|\bneed (you|u) to (.*)|\b(let me know|lmk)\b(.*)`, "please", "pls", "plz", "forget", "remember", "make sure", "need you", "need u", "let me know", "lmk")
-	rePromise  = mustRx(`\b(i'?ll|i will|i'?m going to|im going to|i'?m gonna|im gonna|i am going to|i can)\s+([a-z']+)(.*)`, "'ll", "i will", "going to", "gonna", "i can")
-	reBareWill = mustRx(`^(will|gonna)\s+([a-z']+)(.*)`, "will", "gonna")
-	reLetMe    = mustRx(`\blet me (send|check|get|find|ask|book|look|call|grab|pick|bring|email|text|sort|handle|pay|venmo|reserve|order|fix)\b(.*)`, "let me")
-	reOnIt     = mustRx(`^(on it|will do)\b(.*)`, "on it", "will do")
-	rePlanLets = mustRx(`\b(let'?s|we should|we could)\s+([a-z']+)(.*)`, "let's", "lets", "we should", "we could")
-	reCanWe    = mustRx(`\b(can|could|shall) we\s+([a-z']+)(.*)`, "can we", "could we", "shall we")
-	reChance   = mustRx(`\b(did|have|could|can) (you|u) (ever |already )?(get|got|had|have|find) (a )?(chance|time|around|a sec|a minute) to (.*)`, "chance", "time", "around", "a sec", "a minute")
-	reNeedIt   = mustRx(`\bneed (it|them|that|this|those|my [a-z']+)( back)? (by|before|this|tomorrow|tonight|on|for)\b`, "need")
-	reImper    = mustRx(`^(call|text|email|ring|send|bring|grab|remind|tell|ask|buy|pick up|drop off|give) (me|us|him|her|them|the|a|an|your|my|it|some)\b(.*)`, "call", "text", "email", "ring", "send", "bring", "grab", "remind", "tell", "ask", "buy", "pick up", "drop off", "give")
-	reConfirm  = mustRx(`\b(booked|reserved|reservation|confirmed|reminder of your|your appointment)\b`, "booked", "reserved", "reservation", "confirmed", "reminder of your", "your appointment")
-	reInvite   = mustRx(`\b(want to|wanna|would you like to|do you want to|down to|up for)\s+([a-z']+)(.*)`, "want to", "wanna", "would you like to", "do you want to", "down to", "up for")
-	reSeeYou   = mustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
+	reOweThem  = dates.MustRx(`\b(you|u) (still )?owe me\b(.*)`, "owe")
+	reOweMe    = dates.MustRx(`\bi (still )?owe (you|u)\b(.*)`, "owe")
+	rePayBack  = dates.MustRx(`\b(i'?ll|i will|will|let me|i'?m gonna|im gonna|i'?m going to|i can) (pay|venmo|zelle|paypal|transfer|send|get) (you|u)\b(.*)`, "pay", "venmo", "zelle", "paypal", "transfer", "send", "get")
+	reAskMoney = dates.MustRx(`\b(can|could|would) (you|u) (please |pls )?(venmo|zelle|pay|paypal|transfer|send|spot) me\b(.*)|\bpay me back\b(.*)`, " me")
+	reRequest  = dates.MustRx(`\b(can|could|would|will) (you|u) (please |pls |maybe )?([a-z']+)(.*)`, "can you", "could you", "would you", "will you", "can u", "could u", "would u", "will u")
+	rePlease   = dates.MustRx(`^(please|pls|plz) ([a-z']+)(.*)|\b(don'?t forget|dont forget|remember) (to )?(.*)|\bmake sure (you |to )(.*)|\bneed (you|u) to (.*)|\b(let me know|lmk)\b(.*)`, "please", "pls", "plz", "forget", "remember", "make sure", "need you", "need u", "let me know", "lmk")
+	rePromise  = dates.MustRx(`\b(i'?ll|i will|i'?m going to|im going to|i'?m gonna|im gonna|i am going to|i can)\s+([a-z']+)(.*)`, "'ll", "i will", "going to", "gonna", "i can")
+	reBareWill = dates.MustRx(`^(will|gonna)\s+([a-z']+)(.*)`, "will", "gonna")
+	reLetMe    = dates.MustRx(`\blet me (send|check|get|find|ask|book|look|call|grab|pick|bring|email|text|sort|handle|pay|venmo|reserve|order|fix)\b(.*)`, "let me")
+	reOnIt     = dates.MustRx(`^(on it|will do)\b(.*)`, "on it", "will do")
+	rePlanLets = dates.MustRx(`\b(let'?s|we should|we could)\s+([a-z']+)(.*)`, "let's", "lets", "we should", "we could")
+	reCanWe    = dates.MustRx(`\b(can|could|shall) we\s+([a-z']+)(.*)`, "can we", "could we", "shall we")
+	reChance   = dates.MustRx(`\b(did|have|could|can) (you|u) (ever |already )?(get|got|had|have|find) (a )?(chance|time|around|a sec|a minute) to (.*)`, "chance", "time", "around", "a sec", "a minute")
+	reNeedIt   = dates.MustRx(`\bneed (it|them|that|this|those|my [a-z']+)( back)? (by|before|this|tomorrow|tonight|on|for)\b`, "need")
+	reImper    = dates.MustRx(`^(call|text|email|ring|send|bring|grab|remind|tell|ask|buy|pick up|drop off|give) (me|us|him|her|them|the|a|an|your|my|it|some)\b(.*)`, "call", "text", "email", "ring", "send", "bring", "grab", "remind", "tell", "ask", "buy", "pick up", "drop off", "give")
+	reConfirm  = dates.MustRx(`\b(booked|reserved|reservation|confirmed|reminder of your|your appointment)\b`, "booked", "reserved", "reservation", "confirmed", "reminder of your", "your appointment")
+	reInvite   = dates.MustRx(`\b(want to|wanna|would you like to|do you want to|down to|up for)\s+([a-z']+)(.*)`, "want to", "wanna", "would you like to", "do you want to", "down to", "up for")
+	reSeeYou   = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
 )
 
 // Verbs after "can you"/"I'll" that make no commitment.
@@ -535,11 +537,8 @@ func (d *Dossier) refinePlan(m *Message, due *Due, window time.Duration, loc *ti
 		if due != nil {
 			due = reinterpretOrdinal(due, c.Due, loc)
 			if due.Precision == "time" && due.Start.In(loc).Hour() >= 7 && due.Start.In(loc).Hour() <= 11 && !strings.Contains(due.Phrase, "am") {
-				for _, w := range eveningWords {
-					if strings.Contains(strings.ToLower(c.Text), w) {
-						due.Start, due.End = due.Start.Add(12*time.Hour), due.End.Add(12*time.Hour)
-						break
-					}
+				if dates.Evening(strings.ToLower(c.Text)) {
+					due.Start, due.End = due.Start.Add(12*time.Hour), due.End.Add(12*time.Hour)
 				}
 			}
 			if c.Due == nil || rank(due) >= rank(c.Due) || within(due, c.Due) {
@@ -559,11 +558,10 @@ func reinterpretOrdinal(n, period *Due, loc *time.Location) *Due {
 	if n == nil || period == nil || (period.Precision != "month" && period.Precision != "days") {
 		return n
 	}
-	m := reOrdinal.FindStringSubmatch(n.Phrase)
-	if m == nil {
+	day, ok := dates.OrdinalDay(n.Phrase)
+	if !ok {
 		return n
 	}
-	day, _ := strconv.Atoi(m[1])
 	ps := period.Start.In(loc)
 	t := time.Date(ps.Year(), ps.Month(), day, 0, 0, 0, 0, loc)
 	if t.Before(period.Start) || !t.Before(period.End) {

@@ -77,11 +77,11 @@ type DatePlan struct {
 // message was sent.
 func PlanDates(s string, now time.Time) DatePlan {
 	p := DatePlan{Rest: s}
-	ms := dates.Find(s, now)
+	ms := dates.Parse(s, now, dates.Options{Direction: dates.Past})
 	if len(ms) == 0 {
 		return p
 	}
-	blank := func(drop func(dates.Match) bool) string {
+	blank := func(drop func(dates.Phrase) bool) string {
 		b := []byte(s)
 		for _, m := range ms {
 			if drop(m) {
@@ -93,7 +93,7 @@ func PlanDates(s string, now time.Time) DatePlan {
 		return string(b)
 	}
 	cue, content := false, false
-	for _, w := range fold.Terms(blank(func(dates.Match) bool { return true })) {
+	for _, w := range fold.Terms(blank(func(dates.Phrase) bool { return true })) {
 		switch {
 		case windowCues[w]:
 			cue = true
@@ -102,8 +102,8 @@ func PlanDates(s string, now time.Time) DatePlan {
 		}
 	}
 	asWindow := cue || !content
-	filter := func(m dates.Match) bool { return asWindow || m.Window }
-	boost := func(m dates.Match) bool { return !filter(m) && m.Relative }
+	filter := func(m dates.Phrase) bool { return asWindow || m.Window }
+	boost := func(m dates.Phrase) bool { return !filter(m) && m.Relative }
 	var hasF, hasB bool
 	for _, m := range ms {
 		switch {
@@ -115,7 +115,7 @@ func PlanDates(s string, now time.Time) DatePlan {
 			p.BoostText = append(p.BoostText, m.Text)
 		}
 	}
-	p.Rest = blank(func(m dates.Match) bool { return filter(m) || boost(m) })
+	p.Rest = blank(func(m dates.Phrase) bool { return filter(m) || boost(m) })
 	return p
 }
 
