@@ -5,7 +5,7 @@ import "regexp"
 // Card numbers.
 //
 // A candidate is a sequence of digit groups joined by single separators —
-// space, dot, dash, slash, or one line break — or one contiguous run, with
+// space, dot, dash, slash, underscore or one line break — or one contiguous run, with
 // 13–19 digits in all. Separators may be mixed ("4111-1111 1111.1111"), and
 // prepare has already turned every Unicode dash and space into its ASCII
 // form and collapsed doubled spaces between digits (docs/redaction.md,
@@ -17,9 +17,10 @@ import "regexp"
 // 3, 4, 5 or 6 with the narrower ranges below) and pass the Luhn checksum;
 // numbers right after a label that names them as something else (order,
 // tracking, IMEI, invoice, serial …) are left alone. Sequences longer than a
-// card (a card followed by its CVV or expiry, a phone number followed by a
-// card) are tried from their start, after each card found, and from every
-// point where the separator changes. Every other occurrence of a found
+// card (a card followed by its CVV or expiry, a list number, phone number or
+// PIN followed by a card) are searched at every group boundary (cardIn,
+// docs/redaction.md, "Group boundaries"); a card with every digit spaced
+// out counts only as a whole Luhn-valid stretch (spacedCards). Every other occurrence of a found
 // card's digits, in any grouping, is masked too, labelled or not: a card
 // written once in full and once as an "order" is still a card.
 
