@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tidings-mcp/tidings/internal/model"
 	"github.com/tidings-mcp/tidings/internal/policy/redact"
@@ -28,7 +30,8 @@ import (
 var indexRedactor = redact.Default()
 
 // mayHoldSecret is the cheap pre-check before the redactor: what it masks
-// holds a digit (ASCII or full-width, which the redactor reads as ASCII)
+// holds a decimal digit of any script (class Nd: ASCII, full-width,
+// Arabic-Indic, Devanagari …, which the redactor reads as ASCII)
 // or is a key-like token without one (a vendor token such as "ghp_…" or
 // "hf_…", a private key block's base64): a run of at least keyRunMin
 // letters, digits and "_-+/=". A text with neither is skipped. Separators
@@ -49,9 +52,12 @@ func mayHoldSecret(s string) bool {
 				return true
 			}
 			continue
-		case c == 0xEF && i+2 < len(s) && s[i+1] == 0xBC && s[i+2] >= 0x90 && s[i+2] <= 0x99:
-			// U+FF10–U+FF19 FULLWIDTH DIGIT ZERO…NINE: EF BC 90–99.
-			return true
+		case c >= utf8.RuneSelf:
+			r, w := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsDigit(r) {
+				return true
+			}
+			i += w - 1
 		}
 		run = 0
 	}

@@ -288,6 +288,15 @@ func TestSecretSpellingsBlanked(t *testing.T) {
 		{"card 4111−1111−1111−1111 ok", "4111−1111−1111−1111"},
 		{"ssn 536–22–1847 ok", "536–22–1847"},
 		{"your code is 1 2 3 4 5 6", "1 2 3 4 5 6"},
+		// Group boundaries (docs/redaction.md): a card or SSN after
+		// another number, underscores, every digit spaced, other scripts.
+		{"card number: 1 4111 1111 1111 1111 ok", "4111 1111 1111 1111"},
+		{"A3 4111111111111111 ok", "4111111111111111"},
+		{"ssn 1 536-22-1847 ok", "536-22-1847"},
+		{"card 4111_1111_1111_1111 ok", "4111_1111_1111_1111"},
+		{"card 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ok", "4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"},
+		{"بطاقتي ٤١١١ ١١١١ ١١١١ ١١١١ شكرا", "٤١١١ ١١١١ ١١١١ ١١١١"},
+		{"कार्ड ४१११-११११-११११-११११ ok", "४१११-११११-११११-११११"},
 	} {
 		if !mayHoldSecret(tc.text) {
 			t.Errorf("pre-check skips %q", tc.text)

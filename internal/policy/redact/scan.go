@@ -67,7 +67,10 @@ func (b *backMap) span(s, e int) (int, int) {
 //   - every Unicode dash (class Pd: en and em dashes, U+2010 hyphen,
 //     non-breaking hyphen, full-width hyphen-minus …) and the minus sign
 //     U+2212 become an ASCII hyphen-minus;
-//   - full-width digits become ASCII digits;
+//   - every decimal digit of another script (class Nd: full-width,
+//     Arabic-Indic, Extended Arabic-Indic, Devanagari, Bengali, Thai,
+//     mathematical …) becomes the ASCII digit of the same value, so the
+//     checksums read "٤١١١ ١١١١ ١١١١ ١١١١" as the card it is;
 //   - between two digits, a run of blanks holding no line break ("4111  1111")
 //     becomes one space, and a run holding exactly one line break ("4111
 //     1111 \r\n1111") becomes one "\n"; two or more line breaks are a new
@@ -179,8 +182,43 @@ func dashLike(r rune) bool {
 	return r >= utf8.RuneSelf && (r == 0x2212 || unicode.Is(unicode.Pd, r))
 }
 
-// fullwidthDigit reports U+FF10–U+FF19 FULLWIDTH DIGIT ZERO…NINE.
-func fullwidthDigit(r rune) bool { return r >= 0xFF10 && r <= 0xFF19 }
+// otherDigit returns the value of r when r is a decimal digit (class Nd)
+// other than the ASCII ones. Unicode encodes every Nd digit in contiguous
+// runs of ten, zero to nine, so the value is the distance from the start of
+// r's range in the Nd table, modulo ten (adjacent runs, such as the five
+// mathematical digit sets, share one table range).
+func otherDigit(r rune) (byte, bool) {
+	if r < 0x0660 { // ARABIC-INDIC DIGIT ZERO, the first Nd digit after ASCII
+		return 0, false
+	}
+	if r <= 0xFFFF {
+		for _, rg := range unicode.Nd.R16 {
+			if rune(rg.Hi) < r {
+				continue
+			}
+			if rune(rg.Lo) > r {
+				return 0, false
+			}
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+		return 0, false
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Hi) < r {
+			continue
+		}
+		if rune(rg.Lo) > r {
+			return 0, false
+		}
+		return byte((r - rune(rg.Lo)) % 10), true
+	}
+	return 0, false
+}
+
+func isOtherDigit(r rune) bool {
+	_, ok := otherDigit(r)
+	return ok
+}
 
 // lineBreaks returns how many line breaks the blank r is (a paragraph
 // separator counts as two), and whether r is a blank at all: a space, a
@@ -215,7 +253,7 @@ func needsNormalize(s string) bool {
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if invisible(r) || spaceLike(r) || dashLike(r) || fullwidthDigit(r) || r == 0x85 || r == 0x2028 || r == 0x2029 {
+		if invisible(r) || spaceLike(r) || dashLike(r) || isOtherDigit(r) || r == 0x85 || r == 0x2028 || r == 0x2029 {
 			return true
 		}
 		i += w - 1
@@ -248,8 +286,9 @@ func normalize(text string) (string, backMap) {
 			one(' ', i, i+w)
 		case dashLike(r):
 			one('-', i, i+w)
-		case fullwidthDigit(r):
-			one(byte('0'+r-0xFF10), i, i+w)
+		case isOtherDigit(r):
+			v, _ := otherDigit(r)
+			one('0'+v, i, i+w)
 		default:
 			b.WriteString(text[i : i+w])
 			for k := 0; k < w; k++ {
@@ -283,7 +322,7 @@ func digitGap(text string, i int) (int, byte, bool) {
 	if j == len(text) || breaks > 1 {
 		return 0, 0, false
 	}
-	if r, _ := utf8.DecodeRuneInString(text[j:]); !isDigit(text[j]) && !fullwidthDigit(r) {
+	if r, _ := utf8.DecodeRuneInString(text[j:]); !isDigit(text[j]) && !isOtherDigit(r) {
 		return 0, 0, false
 	}
 	if breaks == 1 {

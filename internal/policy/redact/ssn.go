@@ -4,7 +4,8 @@ package redact
 //
 // Shapes: NNN-NN-NNNN, NNN/NN/NNNN, NNN.NN.NNNN and NNN NN NNNN (one
 // separator kind per number, as Presidio requires), standing alone (not part
-// of a longer digit sequence); and nine contiguous digits only right after an
+// of a longer digit sequence; a number before or after it separated by a
+// space is another value unless the SSN itself is spaced, see ssnJoined); and nine contiguous digits only right after an
 // SSN label ("SSN", "social security number", "SS#", "social"). Numbers that
 // cannot be SSNs are rejected with Presidio's invalidation rules: area 000,
 // 666 or 900–999, group 00, serial 0000, one repeated digit, and the known
@@ -37,7 +38,7 @@ func findSSNs(d *doc, cs []cand) []cand {
 		if sep != '-' && sep != '/' && sep != '.' && sep != ' ' || s[r2.e] != sep {
 			continue
 		}
-		if !standalone(s, r.s, r3.e) || joinedBefore(s, r.s) || joinedAfter(s, r3.e) {
+		if !standalone(s, r.s, r3.e) || ssnJoined(s, r.s, r3.e, sep) {
 			continue
 		}
 		digits := s[r.s:r.e] + s[r2.s:r2.e] + s[r3.s:r3.e]
@@ -75,6 +76,19 @@ func joinedBefore(t string, s int) bool {
 
 func joinedAfter(t string, e int) bool {
 	return e+1 < len(t) && isJoiner(t[e]) && isDigit(t[e+1])
+}
+
+// ssnJoined reports that the grouped SSN shape [s, e) with separator sep
+// continues a longer number: a digit group joined to it by sep itself, or
+// by a joiner other than a space. A number before or after it separated by
+// a space is a separate value ("ssn 1 536-22-1847", "room 12 536-22-1847":
+// docs/redaction.md, "Group boundaries"); for an SSN spaced with spaces
+// ("417 92 5038") a spaced number next to it stays part of it.
+func ssnJoined(t string, s, e int, sep byte) bool {
+	if joinedBefore(t, s) && (t[s-1] != ' ' || sep == ' ') {
+		return true
+	}
+	return joinedAfter(t, e) && (t[e] != ' ' || sep == ' ')
 }
 
 func isJoiner(c byte) bool {
