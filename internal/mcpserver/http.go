@@ -222,6 +222,11 @@ func (f *front) serveSSE(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
 		return
 	}
+	if q := quoteHugeNumbers(body); q != nil {
+		body = q
+		r.Body = io.NopCloser(bytes.NewReader(q))
+		r.ContentLength = int64(len(q))
+	}
 	serveJSONErrors(f.sse, w, r)
 }
 
@@ -293,6 +298,11 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if code, text := screenMessage(body, batchOK); code != 0 {
 		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
 		return
+	}
+	if q := quoteHugeNumbers(body); q != nil {
+		body = q
+		r.Body = io.NopCloser(bytes.NewReader(q))
+		r.ContentLength = int64(len(q))
 	}
 
 	var p peek
