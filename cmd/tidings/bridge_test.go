@@ -552,7 +552,7 @@ func keySet(m map[string]any) string {
 	return strings.Join(keys, ",")
 }
 
-// TestHelperHostActions: the seed's 1.2 data actions on a host helper over
+// TestHelperHostActions: protocol 1.2's data actions on a host helper over
 // the demo data answer with the documented shapes from the query layer,
 // under the bridge folder's read policy (a blocked thread never shows).
 func TestHelperHostActions(t *testing.T) {

@@ -195,7 +195,7 @@ func helperIndexPath(flagValue, bridgeDir string, getenv func(string) string) st
 }
 
 // hostBackend builds the host role's backend: the send gate (state and
-// nonces in the bridge folder, the seed's nonces/; the bridge folder's
+// nonces in the bridge folder, protocol 1.2's nonces/; the bridge folder's
 // read policy) and the query layer (hostData).
 func hostBackend(ctx context.Context, h *helperData) (bridge.Backend, error) {
 	store, err := h.policy()

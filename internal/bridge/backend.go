@@ -128,7 +128,7 @@ type (
 	SendParams        struct{ To, Text, Service, Nonce string }
 )
 
-// Results: the seed's response shapes, minus the envelope (id, ok,
+// Results: protocol 1.2's response shapes, minus the envelope (id, ok,
 // action). Lists are never null on the wire (the worker fills nil slices).
 type (
 	ReviewResult struct {

@@ -18,7 +18,7 @@ func padded(t *testing.T, id string, size int) []byte {
 	return []byte(strings.Replace(body, `"pad":""`, `"pad":"`+strings.Repeat("x", size-len(body))+`"`, 1))
 }
 
-// TestLimitsAtTheBoundary: the seed's request limit (64 KiB) and the id
+// TestLimitsAtTheBoundary: protocol 1.2's request limit (64 KiB) and the id
 // length bound, at the limit and one past it, through the worker (file
 // rules and parser) and the client's encoder.
 func TestLimitsAtTheBoundary(t *testing.T) {

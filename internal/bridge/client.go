@@ -64,7 +64,7 @@ func (e *RemoteError) Detail(v any) error { return json.Unmarshal(e.Raw, v) }
 // NewClient.
 type Client struct {
 	dir string
-	// Timeout bounds each call (default 15 s, the seed's polling budget).
+	// Timeout bounds each call (default 15 s, protocol 1.2's polling budget).
 	Timeout time.Duration
 	// SendTimeout is the least a send call waits, whatever Timeout says
 	// (default DefaultSendTimeout).
@@ -340,7 +340,8 @@ func (c *Client) take(resp *dir, id string) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read bridge response: %w", err)
 	}
-	// The seed: the client deletes the response right after reading it.
+	// Protocol 1.2 (docs/bridge.md): the client deletes the response right
+	// after reading it.
 	_ = resp.remove(name)
 	if len(data) > MaxResponseSize {
 		return nil, fmt.Errorf("bridge response %s is larger than %d bytes", id, MaxResponseSize)

@@ -10,8 +10,8 @@ import (
 	"github.com/tidings-mcp/tidings/internal/send"
 )
 
-// TestSeedSentences: the error strings the seed defines are the send
-// gate's own, byte for byte (clients match them), and the seed's examples
+// TestSeedSentences: the error strings protocol 1.2 defines are the send
+// gate's own, byte for byte (clients match them), and protocol 1.2's examples
 // carry them.
 func TestSeedSentences(t *testing.T) {
 	ex := loadExamples(t)

@@ -14,8 +14,8 @@
 // never lose or double-answer a request.
 //
 // Versions: a request without "protocol_version" is a 1.2 request and is
-// answered exactly as the seed specifies. A request carrying
-// "protocol_version": "1.3" may use the extension actions (see
+// answered exactly as protocol 1.2 specifies (docs/bridge.md). A request
+// carrying "protocol_version": "1.3" may use the extension actions (see
 // [Extension]) and gets extra status fields and an "error_code" in errors.
 // A request with another major version is refused.
 //

@@ -65,7 +65,7 @@ func typeName(f fileInfo) string {
 
 var euid = uint32(os.Geteuid())
 
-// checkDir applies the seed's rule for runtime directories: a real
+// checkDir applies protocol 1.2's rule for runtime directories: a real
 // directory (not a symlink), owned by the current user, no group or world
 // permission bits.
 func checkDir(path string, fi fileInfo) error {

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// fakeBackend answers every action with the seed's example data and
+// fakeBackend answers every action with protocol 1.2's example data and
 // records what it was asked. opened counts Open calls (a database open in
 // a real helper).
 type fakeBackend struct {

@@ -255,7 +255,7 @@ func (r *chatRow) kind() string {
 	case styleDirect:
 		return "direct"
 	}
-	// The seed's fallback: a chat… identifier is a group.
+	// Protocol 1.2's fallback: a chat… identifier is a group.
 	if strings.HasPrefix(r.id, "chat") && len(r.id) > 4 {
 		if _, err := strconv.ParseUint(r.id[4:], 10, 64); err == nil {
 			return "group"
@@ -338,7 +338,7 @@ func groupLabel(members []string, name func(string) string) string {
 	return label
 }
 
-// matches is the seed's query filter: case-insensitive substring of label,
+// matches is protocol 1.2's query filter: case-insensitive substring of label,
 // display_name, chat_id or any participant handle.
 func (r *chatRow) matches(e ChatEntry, q string) bool {
 	for _, s := range []string{e.Label, e.DisplayName, e.ChatID} {

@@ -96,7 +96,7 @@ func buildChatDB(t *testing.T, schema string, chats []fixtureChat) string {
 
 const day = 24 * time.Hour
 
-// fixtureChats mirrors the seed's example plus the edge cases.
+// fixtureChats mirrors protocol 1.2's example plus the edge cases.
 func fixtureChats() []fixtureChat {
 	many := make([]string, 12)
 	for i := range many {

@@ -13,7 +13,7 @@ import (
 // Parameter bounds and defaults. The seed fixes list_chats' table and the
 // 90-day read window of review, search and chat_history (values above it
 // are capped, and the response echoes the effective window); the other
-// defaults follow the seed's examples.
+// defaults follow protocol 1.2's examples.
 const (
 	MaxReadDays       = 90
 	MaxListChatsDays  = 3650
@@ -145,7 +145,7 @@ func parseContactsLookup(p map[string]json.RawMessage, role Role) (ContactsLooku
 	return ContactsLookupParams{Name: name, Role: role}, err
 }
 
-// parseListChats applies the seed's table: days (0, 3650] default 365 and
+// parseListChats applies protocol 1.2's table: days (0, 3650] default 365 and
 // limit (0, 500] default 200, both validated, not capped; include_groups a
 // JSON boolean (default true); query at most 100 characters, blank = none.
 func parseListChats(p map[string]json.RawMessage) (ListChatsParams, error) {
@@ -177,7 +177,7 @@ func parseListChats(p map[string]json.RawMessage) (ListChatsParams, error) {
 
 // serviceParam reads send's service as a string ("" when omitted). Which
 // values are accepted ("iMessage", "SMS", omitted = iMessage) is the send
-// gate's rule, applied there with the seed's sentence.
+// gate's rule, applied there with protocol 1.2's sentence.
 func serviceParam(p map[string]json.RawMessage) (string, error) {
 	s, _, err := str(p, "service", 40)
 	return s, err
@@ -185,7 +185,7 @@ func serviceParam(p map[string]json.RawMessage) (string, error) {
 
 // sendFields reads to and text. Their content rules (length, control
 // characters, group ids, blocklist) belong to the send gate, which reports
-// them with the seed's messages; here they only have to be strings.
+// them with protocol 1.2's messages; here they only have to be strings.
 func sendFields(p map[string]json.RawMessage) (to, text, svc string, err error) {
 	if to, err = required(p, "to", 320); err != nil {
 		return

@@ -21,13 +21,13 @@ const (
 	ProtocolMajor = 1
 )
 
-// MaxRequestSize is the seed's request file limit (64 KiB).
+// MaxRequestSize is protocol 1.2's request file limit (64 KiB).
 const MaxRequestSize = 64 << 10
 
 // MaxIDLength bounds a request id. Ids become file names.
 const MaxIDLength = 128
 
-// The seed's action names.
+// Protocol 1.2's action names.
 const (
 	ActionStatus         = "status"
 	ActionReview         = "review"
@@ -40,7 +40,7 @@ const (
 	ActionSend           = "send"
 )
 
-// Error strings the seed defines; clients match them.
+// Error strings protocol 1.2 defines; clients match them.
 const (
 	ErrTextNotPermitted = "action not permitted on this bridge"
 	ErrTextMissingNonce = "send gate: missing nonce; call send_preview first"
@@ -357,7 +357,7 @@ func encodeOK(id, action string, result any, extra map[string]any) ([]byte, erro
 	return b.Bytes(), nil
 }
 
-// errorBody is an error response. AllowedActions is never nil: the seed
+// errorBody is an error response. AllowedActions is never nil: protocol 1.2
 // puts the role's list in every error.
 type errorBody struct {
 	ID             string   `json:"id"`

@@ -91,7 +91,7 @@ func TestSeedExamples(t *testing.T) {
 			got := h.roundTrip("abc123", e.Request)
 			want := decodeAny(t, e.Response).(map[string]any)
 			if action == ActionSearch {
-				// The seed's example lists one of its three matches;
+				// Protocol 1.2's example lists one of its three matches;
 				// match_count is the number of matches returned.
 				want["match_count"] = float64(len(want["matches"].([]any)))
 			}
@@ -173,8 +173,8 @@ func TestSeedExamples(t *testing.T) {
 	})
 }
 
-// TestRoleTable checks every action on every role against the seed's
-// table, and that a refused action never opens the backend.
+// TestRoleTable checks every action on every role against protocol
+// 1.2's role table (docs/bridge.md, "Roles"), and that a refused action never opens the backend.
 func TestRoleTable(t *testing.T) {
 	ex := loadExamples(t)
 	hostAllowed := []string{"chat_history", "contacts_lookup", "response_stats", "review", "search", "send", "send_preview", "status"}
@@ -236,7 +236,7 @@ func checkAllowed(t *testing.T, got map[string]any, want []string) {
 	}
 }
 
-// TestUnknownActionListsRoleActions: the seed requires allowed_actions for
+// TestUnknownActionListsRoleActions: protocol 1.2 requires allowed_actions for
 // the current role in every error, including an unknown action.
 func TestUnknownActionListsRoleActions(t *testing.T) {
 	for role, want := range map[string][]string{

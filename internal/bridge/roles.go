@@ -41,7 +41,7 @@ type actionSpec struct {
 	bodies bool
 }
 
-// roleTable is the seed's table for protocol 1.2, verbatim.
+// roleTable is protocol 1.2's role table (docs/bridge.md, "Roles"), verbatim.
 var roleTable = map[string]actionSpec{
 	ActionStatus:         {host: true, manager: true},
 	ActionReview:         {host: true, bodies: true},

@@ -210,8 +210,8 @@ func TestUnrelatedFilesLeftAlone(t *testing.T) {
 }
 
 // TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds: every action's
-// parameters take the seed's defaults, are capped where the seed caps them
-// (days, limit) and echoed capped, and are refused with a sentence naming
+// parameters take protocol 1.2's defaults (docs/bridge.md), are capped
+// where protocol 1.2 caps them (days, limit) and echoed capped, and are refused with a sentence naming
 // the parameter when outside the bounds — at, above and below each bound,
 // and for 0, negatives, 1e308, "nan" and wrong types (docs/bridge.md).
 func TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds(t *testing.T) {
@@ -283,7 +283,7 @@ func TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds(t *testing.T) {
 			}
 		}},
 		// At, above and below each bound: limit 500 and days 90 are kept,
-		// 501 and 90.5 capped (the seed's cap), 0 and negatives refused.
+		// 501 and 90.5 capped (protocol 1.2's cap), 0 and negatives refused.
 		{"", "search", `{"term":"x","limit":500,"days":90}`, "", func(t *testing.T, got map[string]any, f *fakeBackend) {
 			if p := f.params[0].(SearchParams); p.Limit != 500 || p.Days != 90 {
 				t.Errorf("at the bounds: %+v", p)

@@ -82,8 +82,8 @@ func keysOf(m map[string]any) []string {
 }
 
 // TestSendGateOverBridge drives the real send gate through the worker:
-// the seed's preview → nonce → confirm → send flow and its refusals with
-// the seed's exact sentences.
+// protocol 1.2's preview → nonce → confirm → send flow and its refusals with
+// protocol 1.2's exact sentences.
 func TestSendGateOverBridge(t *testing.T) {
 	h, conf, snd := newSendHarness(t)
 	to, text := "+14155551234", "Confirmed for 3pm."

@@ -11,7 +11,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/service"
 )
 
-// The query layer over the bridge. A host helper answers the seed's 1.2
+// The query layer over the bridge. A host helper answers protocol 1.2's
 // data actions from internal/service (ServiceData) and offers every
 // message tool of the MCP server as a typed 1.3 action (ServiceExtensions),
 // so `tidings serve --bridge` (RemoteMessages) returns exactly what the
@@ -40,16 +40,16 @@ const (
 // (64 MiB). Larger images are saved in-process only.
 const MaxBridgeAttachmentBytes = 32 << 20
 
-// seedTime is the seed's timestamp format (local time, no zone).
+// seedTime is protocol 1.2's timestamp format (local time, no zone).
 const seedTime = "2006-01-02T15:04:05"
 
 // ServiceData answers review, search, chat_history, response_stats and
-// contacts_lookup with the seed's response shapes.
+// contacts_lookup with protocol 1.2's response shapes.
 type ServiceData struct {
 	Unsupported
 	S *service.Service
 	// Now is the clock of chat_history's window; Location formats the
-	// seed's timestamps (default local time).
+	// protocol 1.2's timestamps (default local time).
 	Now      func() time.Time
 	Location *time.Location
 }
@@ -100,7 +100,7 @@ func (d *ServiceData) Review(ctx context.Context, p ReviewParams) (ReviewResult,
 	return out, nil
 }
 
-// contactName is the seed's contact_name: the sender's name for an
+// contactName is protocol 1.2's contact_name: the sender's name for an
 // incoming message, "" for mine or an unknown handle.
 func contactName(fromMe bool, sender, handle string) string {
 	if fromMe || sender == handle {
@@ -109,7 +109,7 @@ func contactName(fromMe bool, sender, handle string) string {
 	return sender
 }
 
-// Search implements Backend: the seed's case-insensitive substring search
+// Search implements Backend: protocol 1.2's case-insensitive substring search
 // across all threads, newest first, read in pages of the query layer's
 // size until limit hits are collected.
 func (d *ServiceData) Search(ctx context.Context, p SearchParams) (SearchResult, error) {
@@ -226,7 +226,7 @@ func (c coded) BridgeCode() string { return c.code }
 // params are the JSON of the service's parameter struct (read by
 // DecodeParams), the result the JSON of its result. Host only.
 //
-// The seed's host-bridge limits hold for them as for the 1.2 actions they
+// Protocol 1.2's host-bridge limits hold for them as for the 1.2 actions they
 // extend: nothing older than the 90-day read window (MaxReadDays) leaves
 // the helper through list_conversations (the listing), search_messages
 // (search: days capped at 90, and 0 — "all" in-process — means 90, with a
@@ -235,7 +235,7 @@ func (c coded) BridgeCode() string { return c.code }
 // context messages older than the window are left out), and every count
 // has the bounds of its MCP tool (negative values refused, values above
 // the maximum capped). get_contact_dossier and get_attachment_image have
-// no counterpart in the seed and are not windowed (see docs/bridge.md).
+// no counterpart in protocol 1.2 and are not windowed (see docs/bridge.md).
 //
 // save_attachment is served as get_attachment_image: the helper returns
 // the checked image (read policy, image only, at most

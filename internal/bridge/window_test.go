@@ -72,8 +72,8 @@ func result[R any](t *testing.T, got map[string]any) R {
 }
 
 // TestExtensionsKeepTheReadWindow: the 1.3 message actions serve nothing
-// older than the 90-day read window, whatever the client asks — the
-// seed's cap on review, search and chat_history holds for the actions
+// older than the 90-day read window, whatever the client asks — protocol
+// 1.2's cap on review, search and chat_history holds for the actions
 // that carry them — while the query layer in-process (no window) does
 // return those messages, so each case can fail.
 func TestExtensionsKeepTheReadWindow(t *testing.T) {

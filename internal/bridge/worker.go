@@ -83,7 +83,7 @@ type Options struct {
 	// Rescan: Watch's safety-net rescan period (default 2 s).
 	// ReapEvery: how often Watch reaps (default 1 min; Drain always does).
 	// NonceMaxAge: files in nonces/ older than this are reaped (default
-	// 10 min; the seed's nonces are "TTL-reaped on every helper run").
+	// 10 min; protocol 1.2's nonces are "TTL-reaped on every helper run").
 	ResponseTTL, TempTTL, Rescan, ReapEvery, NonceMaxAge time.Duration
 }
 
@@ -992,7 +992,7 @@ func (w *Worker) errorResponse(id, version string, err error) reply {
 
 // reap removes responses older than ResponseTTL, temp files (the
 // worker's and clients') older than TempTTL, and send-preview nonces older
-// than NonceMaxAge — on every helper run, as the seed says, not only when
+// than NonceMaxAge — on every helper run, as docs/bridge.md says, not only when
 // the send gate next runs (a preview never followed by a send would
 // otherwise leave its nonce file behind for good).
 func (w *Worker) reap(now time.Time, st *Stats) {

@@ -462,7 +462,7 @@ func TestTwoWorkers(t *testing.T) {
 
 // TestEachVersionSeesExactlyItsActionsAndFields: a 1.2 request sees exactly
 // 1.2; a 1.3 request sees the extension actions, extra status fields (which
-// never overwrite the seed's) and error codes. A body-returning extension is
+// never overwrite protocol 1.2's) and error codes. A body-returning extension is
 // never served to a manager, and no extension may shadow a 1.2 action.
 func TestEachVersionSeesExactlyItsActionsAndFields(t *testing.T) {
 	ext := Extension{Name: "list_conversations", Host: true, ReturnsBodies: false,
