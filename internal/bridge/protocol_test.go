@@ -173,8 +173,9 @@ func TestSeedExamples(t *testing.T) {
 	})
 }
 
-// TestRoleTable checks every action on every role against protocol
-// 1.2's role table (docs/bridge.md, "Roles"), and that a refused action never opens the backend.
+// TestRoleTable checks every action on every role against protocol 1.2's
+// role table (docs/bridge.md, "Roles"), and that a refused action never
+// opens the backend.
 func TestRoleTable(t *testing.T) {
 	ex := loadExamples(t)
 	hostAllowed := []string{"chat_history", "contacts_lookup", "response_stats", "review", "search", "send", "send_preview", "status"}

@@ -210,10 +210,11 @@ func TestUnrelatedFilesLeftAlone(t *testing.T) {
 }
 
 // TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds: every action's
-// parameters take protocol 1.2's defaults (docs/bridge.md), are capped
-// where protocol 1.2 caps them (days, limit) and echoed capped, and are refused with a sentence naming
-// the parameter when outside the bounds — at, above and below each bound,
-// and for 0, negatives, 1e308, "nan" and wrong types (docs/bridge.md).
+// parameters take protocol 1.2's defaults (docs/bridge.md), are capped where
+// protocol 1.2 caps them (days, limit) and echoed capped, and are refused with
+// a sentence naming the parameter when outside the bounds — at, above and below
+// each bound, and for 0, negatives, 1e308, "nan" and wrong types
+// (docs/bridge.md).
 func TestParamsAreDefaultedCappedOrRefusedAtTheSeedBounds(t *testing.T) {
 	long := strings.Repeat("é", 101)
 	cases := []struct {

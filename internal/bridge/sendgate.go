@@ -10,10 +10,10 @@ import (
 	"github.com/tidings-mcp/tidings/internal/send"
 )
 
-// SendGate serves send_preview and send through internal/send's gate, the
-// one send path (nonce bound to to/text/service, TTL, single use, policy,
-// native confirmation, delivery verification). Its refusals carry the
-// exact sentences of protocol 1.2 (docs/bridge.md); 1.3 answers add the gate's full preview
+// SendGate serves send_preview and send through internal/send's gate, the one
+// send path (nonce bound to to/text/service, TTL, single use, policy, native
+// confirmation, delivery verification). Its refusals carry the exact sentences
+// of protocol 1.2 (docs/bridge.md); 1.3 answers add the gate's full preview
 // ("gate") and the verified delivery ("delivery").
 type SendGate struct{ Gate *send.Gate }
 

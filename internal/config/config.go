@@ -66,9 +66,10 @@ type Config struct {
 	Bridge    string `toml:"bridge" env:"TIDINGS_BRIDGE" flag:"bridge" usage:"forward tool calls to a bridge helper through folder DIR"`
 	Profile   string `toml:"profile" env:"TIDINGS_PROFILE" flag:"profile" usage:"TOML profile narrowing tools, access, external calls and file folders"`
 	ReadOnly  bool   `toml:"read_only" env:"TIDINGS_READ_ONLY" flag:"read-only" usage:"never register write tools (beats every other setting)"`
-	// EnableSend is the send quarantine switch. It is read from the seed's
-	// exact variable name only: no flag, no file key, so enabling sends is
-	// always a deliberate act in the client's server configuration.
+	// EnableSend is the send quarantine switch. It is read from its exact
+	// variable name, ENABLE_MCP_SEND_MESSAGE, only (docs/architecture.md): no
+	// flag, no file key, so enabling sends is always a deliberate act in the
+	// client's server configuration.
 	EnableSend bool     `toml:"-" key:"enable_send" env:"ENABLE_MCP_SEND_MESSAGE"`
 	Toolsets   []string `toml:"toolsets" env:"TIDINGS_TOOLSETS" flag:"toolsets" usage:"comma-separated toolsets to enable (default: all)"`
 

@@ -20,8 +20,8 @@ type Handle struct {
 	Kind Kind   `json:"kind"`
 	// Raw is the handle as typed on the newest card that has it.
 	Raw string `json:"raw"`
-	// Last10 is the seed's last-ten-digits form of a phone or short code;
-	// empty for e-mail and alphanumeric ids.
+	// Last10 is the last-ten-digits form (docs/contacts.md, "Handles") of a
+	// phone or short code; empty for e-mail and alphanumeric ids.
 	Last10 string `json:"last10,omitempty"`
 	// national is the national number used by the ByNational tier.
 	national string
@@ -64,7 +64,7 @@ type Person struct {
 	Modified time.Time `json:"modified,omitzero"`
 }
 
-// Primary returns the handle the seed's contacts_lookup reports for the
+// Primary returns the handle the bridge's contacts_lookup reports for the
 // person: the first phone, else the first e-mail, else the first other
 // handle. ok is false for a person without handles.
 func (p Person) Primary() (Handle, bool) {
@@ -87,7 +87,7 @@ type MatchBy string
 // Resolution tiers, tried in this order.
 const (
 	ByKey      MatchBy = "key"      // same normalised key (E.164, e-mail, short code, sender id)
-	ByLast10   MatchBy = "last10"   // same last ten digits (the seed's rule)
+	ByLast10   MatchBy = "last10"   // same last ten digits (docs/contacts.md)
 	ByNational MatchBy = "national" // same national number; one side had no country code
 )
 
@@ -337,7 +337,7 @@ func (b *Book) DisplayName(handle string) string {
 }
 
 // ResolveHandle resolves a handle in tiers: the exact normalised key
-// (E.164 first); then, for phones, the last ten digits (the seed's rule;
+// (E.164 first); then, for phones, the last ten digits (docs/contacts.md;
 // only for numbers of at least ten digits); then the national number when
 // one side was typed without a country code ("06 12 34 56 78" on a card,
 // +33612345678 in chat.db, region US). The first tier with any match

@@ -14,8 +14,8 @@ import (
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
-// MaxMatches is the most candidates Lookup returns (the seed's
-// contacts_lookup limit).
+// MaxMatches is the most candidates Lookup returns (the bridge's
+// contacts_lookup limit, docs/bridge.md).
 const MaxMatches = 25
 
 // MaxQueryRunes bounds a name query.
@@ -62,7 +62,7 @@ type Match struct {
 	Name     string   `json:"name"`
 	Handles  []Handle `json:"handles"`
 	// Phone10 is the last ten digits of the person's primary phone (the
-	// seed's phone_last10); Email is the primary e-mail, set only when the
+	// bridge's phone_last10); Email is the primary e-mail, set only when the
 	// person has no phone. Both are empty for a person without handles.
 	Phone10 string  `json:"phone_last10,omitempty"`
 	Email   string  `json:"email,omitempty"`

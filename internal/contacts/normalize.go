@@ -29,8 +29,9 @@ const (
 	KindInvalid Kind = "invalid"
 )
 
-// DefaultRegion is the region used when none is configured. It is the
-// region of the seed's examples; users elsewhere set TIDINGS_REGION.
+// DefaultRegion is the region used when none is configured. It is the region of
+// the project's examples (docs/tools.md, docs/contacts.md); users elsewhere set
+// TIDINGS_REGION.
 const DefaultRegion = "US"
 
 // Limits that keep normalisation cheap on hostile input.
@@ -76,9 +77,9 @@ func Normalize(handle, region string) (key string, kind Kind) {
 	return n.key, n.kind
 }
 
-// Last10 returns the last ten digits of a phone-like handle, the seed
-// protocol's matching rule ("+1-555-123-4567", "5551234567" and
-// "(555) 123-4567" all give "5551234567"). A handle with fewer than ten
+// Last10 returns the last ten digits of a phone-like handle, the bridge's
+// matching rule (docs/contacts.md, "Handles") ("+1-555-123-4567", "5551234567"
+// and "(555) 123-4567" all give "5551234567"). A handle with fewer than ten
 // digits gives all its digits; an e-mail address or a handle that is not a
 // number gives "".
 func Last10(handle string) string {

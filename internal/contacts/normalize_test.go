@@ -109,10 +109,10 @@ func TestNormalizeNeverInventsUSNumbers(t *testing.T) {
 	}
 }
 
-// TestLast10KeepsAPhonesLastTenDigits: Last10 gives a phone handle's last
-// ten digits whatever its format (all of them for a short code), the seed
-// protocol's matching rule, and nothing for e-mail addresses, sender ids and
-// empty handles.
+// TestLast10KeepsAPhonesLastTenDigits: Last10 gives a phone handle's last ten
+// digits whatever its format (all of them for a short code), the bridge
+// protocol's matching rule (docs/contacts.md), and nothing for e-mail
+// addresses, sender ids and empty handles.
 func TestLast10KeepsAPhonesLastTenDigits(t *testing.T) {
 	tests := []struct{ handle, want string }{
 		{"+1-555-123-4567", "5551234567"},

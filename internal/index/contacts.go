@@ -13,9 +13,10 @@ import (
 
 // LoadContacts replaces the cards stored for one contact source (key, e.g.
 // "contacts:/path/book.vcf") with cards, and refreshes the names shown for
-// handles and conversations. A card's phones and emails are stored under
-// their normalised key (Options.NormalizeHandle) and, for phones, their last
-// ten digits, the seed's matching rule. It returns the number of cards.
+// handles and conversations. A card's phones and emails are stored under their
+// normalised key (Options.NormalizeHandle) and, for phones, their last ten
+// digits, the matching rule of docs/contacts.md. It returns the number of
+// cards.
 func (ix *Index) LoadContacts(ctx context.Context, key string, cards []model.Contact) (int, error) {
 	if ix.wdb == nil {
 		return 0, errors.New("load contacts: index opened read-only")

@@ -14,7 +14,8 @@ import (
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
-// maxParticipantsShown bounds Conversation.Participants (the seed's rule).
+// maxParticipantsShown bounds Conversation.Participants (at most 10, as
+// list_chats' participants in docs/bridge.md).
 const maxParticipantsShown = 10
 
 // nameOfLocked returns the contact name of a handle id ("" when unknown).

@@ -127,8 +127,8 @@ func NormalizeHandle(h string) string {
 	return b.String()
 }
 
-// last10 returns the last ten digits of a phone handle (the seed's matching
-// rule), or "" when h has fewer than seven digits or is an email.
+// last10 returns the last ten digits of a phone handle (the matching rule of
+// docs/contacts.md), or "" when h has fewer than seven digits or is an email.
 func last10(h string) string {
 	if strings.Contains(h, "@") {
 		return ""

@@ -17,8 +17,8 @@ type LookupContactsInput struct {
 	Name string `json:"name" jsonschema:"part of the person's name (first, last, full or nickname; case and accents ignored)"`
 }
 
-// LookupContactsOutput is lookup_contacts' result (the seed's
-// contacts_lookup response).
+// LookupContactsOutput is lookup_contacts' result (the bridge's
+// contacts_lookup response, docs/bridge.md and docs/tools.md).
 type LookupContactsOutput struct {
 	service.ContactLookup
 }

@@ -39,8 +39,9 @@ type Conversation struct {
 	ID string `json:"id"`
 	// RowID is the source row (chat.ROWID); 0 when the source has none.
 	RowID int64 `json:"row_id,omitempty"`
-	// Identifier is the user-visible chat id of the seed's protocol: the
-	// handle for a direct chat, "chat123…" for a group (chat.chat_identifier).
+	// Identifier is the user-visible chat id of the bridge protocol
+	// (docs/bridge.md): the handle for a direct chat, "chat123…" for a group
+	// (chat.chat_identifier).
 	Identifier string           `json:"identifier"`
 	Kind       ConversationKind `json:"kind"`
 	// DisplayName is the user-set group name; empty when unset.

@@ -38,7 +38,8 @@ func (k Kind) String() string {
 // more identifiers than the person meant, so they are refused.
 const MinSubstring = 6
 
-// phoneKeyDigits is the seed's rule: phone numbers compare by their last
+// phoneKeyDigits is the last-ten-digits rule (docs/security.md, "Files and
+// entries"; docs/contacts.md, "Handles"): phone numbers compare by their last
 // ten digits, whatever the formatting or country prefix.
 const phoneKeyDigits = 10
 

@@ -11,7 +11,8 @@ import (
 	"testing"
 )
 
-// seedBlocklist is the example from the seed's Read Policy section.
+// seedBlocklist is the bridge protocol's example blocklist (the format is
+// in docs/security.md, "Files and entries").
 const seedBlocklist = `# Therapist
 +15551234567
 

@@ -89,7 +89,8 @@ const (
 	Allowed List = "allowed"
 )
 
-// File names inside the contacts directory, as the seed defines them.
+// File names inside the contacts directory, as docs/bridge.md ("Folder
+// layout") names them.
 const (
 	ContactsDir     = "contacts"
 	BlockedFile     = "blocked_chats.txt"

@@ -180,9 +180,9 @@ type LookupParams struct {
 	Unfiltered bool
 }
 
-// ContactMatch is one person, as in the seed's contacts_lookup: phone_last10
-// or email (the primary handle that the policy allows), plus the contact_id
-// get_contact_dossier takes.
+// ContactMatch is one person, as in the bridge protocol's contacts_lookup:
+// phone_last10 or email (the primary handle that the policy allows), plus the
+// contact_id get_contact_dossier takes.
 type ContactMatch struct {
 	Name        string `json:"name"`
 	PhoneLast10 string `json:"phone_last10,omitempty"`

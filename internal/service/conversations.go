@@ -19,8 +19,8 @@ import (
 
 // ReadWindowDays is the read window of the bridge protocol: review,
 // search and chat_history look back at most this far on a host bridge, and
-// the conversation listing is bounded by it (the seed forbids a host an
-// inventory of every thread).
+// the conversation listing is bounded by it (protocol 1.2 forbids a host an
+// inventory of every thread: list_chats is manager-only, docs/bridge.md).
 const ReadWindowDays = 90
 
 // ReadWindowStart is the start of a read window of days ending now by the
@@ -39,7 +39,7 @@ type Participant struct {
 }
 
 // ConversationSummary is one conversation of list_conversations (the
-// seed's list_chats fields, with the gm seed's conversation id).
+// bridge's list_chats fields, with the conversation id of docs/tools.md).
 type ConversationSummary struct {
 	// ID is the conversation id get_conversation_messages takes.
 	ID string `json:"id"`
@@ -184,8 +184,8 @@ type target struct {
 	person *contacts.Person
 	// convs are the visible conversations, newest activity first.
 	convs []index.Conversation
-	// substr is the seed's resolved_substr: last ten digits, an address or
-	// a chat id.
+	// substr is the bridge protocol's resolved_substr: last ten digits, an
+	// address or a chat id.
 	substr string
 }
 
@@ -430,8 +430,8 @@ func describeMatch(m ContactMatch) string {
 	return m.Name
 }
 
-// substrOf is the seed's resolved_substr of a handle: the last ten digits
-// of a phone, the lower-case address of an e-mail.
+// substrOf is the bridge protocol's resolved_substr of a handle: the last ten
+// digits of a phone, the lower-case address of an e-mail.
 func substrOf(h string) string {
 	if strings.Contains(h, "@") {
 		return strings.ToLower(output.Name(strings.TrimSpace(h)))

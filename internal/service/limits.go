@@ -28,8 +28,8 @@ const (
 	MaxSearchContext   = 5
 	MaxSearchDays      = 3650
 
-	// review_messages: the seed's days, (0, 90], default 2, and the recent
-	// messages shown per thread.
+	// review_messages: the bridge protocol's days, (0, 90], default 2, and the
+	// recent messages shown per thread.
 	DefaultReviewDays    = triage.DefaultDays
 	MaxReviewDays        = triage.MaxDays
 	DefaultReviewContext = triage.DefaultContext

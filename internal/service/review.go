@@ -35,22 +35,22 @@ type ReviewParams struct {
 // The review's types are triage's (internal/triage): the service returns
 // its report with every text through the output boundary.
 
-// ReviewContext is one context message of a review entry (the seed's ts,
-// me, text, plus the id).
+// ReviewContext is one context message of a review entry (the bridge protocol's
+// ts, me, text, plus the id).
 type ReviewContext = triage.ContextMessage
 
-// ReviewThread is a needs_reply or low_priority entry: the seed's fields,
-// then the conversation id get_conversation_messages takes and the
+// ReviewThread is a needs_reply or low_priority entry: the bridge protocol's
+// fields, then the conversation id get_conversation_messages takes and the
 // classifier's explanation (reasons quote no message text).
 type ReviewThread = triage.Entry
 
-// ReviewSkip is a skipped thread: no text, as the seed requires.
+// ReviewSkip is a skipped thread: no text, as docs/bridge.md requires.
 type ReviewSkip = triage.SkipEntry
 
-// ReviewCounts are the seed's counts.
+// ReviewCounts are the bridge protocol's counts.
 type ReviewCounts = triage.Counts
 
-// Review is review_messages' result (the seed's review response).
+// Review is review_messages' result (the bridge protocol's review response).
 type Review struct {
 	triage.Report
 	// Complete is false when the window held more messages than one review

@@ -3,9 +3,10 @@
 // through a *Service, so every behaviour — read policy, redaction,
 // sanitisation, name resolution, bounds — is implemented once.
 //
-// Results are plain Go values whose JSON names follow the seeds (the bridge
-// protocol's review, search, chat_history, response_stats and
-// contacts_lookup; gmessages-rag's conversations and dossiers). Every string
+// Results are plain Go values whose JSON names follow the project's
+// contracts: the bridge protocol's review, search, chat_history,
+// response_stats and contacts_lookup (docs/bridge.md), and the tools'
+// conversations and dossiers (docs/tools.md). Every string
 // that came from outside has already passed the output boundary
 // (internal/output): bodies are redacted and sanitised, names and titles
 // sanitised as one line. Bodies are NOT wrapped in
@@ -174,7 +175,7 @@ func (s *Service) Contacts() ContactBook { return s.book }
 type Error struct {
 	Msg string
 	// Candidates are the people an ambiguous name matched (name and the
-	// seed's phone_last10/email), for callers that show them as a list.
+	// bridge's phone_last10/email), for callers that show them as a list.
 	Candidates []ContactMatch
 	err        error
 }

@@ -27,9 +27,9 @@ type StatsParams struct {
 	Hours float64
 }
 
-// ResponseStats is get_response_stats' result: the seed's response_stats
-// fields. The figures (hours through total_outbound_messages) are
-// triage's, whose second figures are null without a sample (never a false
+// ResponseStats is get_response_stats' result: the bridge protocol's
+// response_stats fields. The figures (hours through total_outbound_messages)
+// are triage's, whose second figures are null without a sample (never a false
 // 0); Stats.Samples is left empty (it is not part of the result).
 type ResponseStats struct {
 	ChatQuery      string            `json:"chat_query"`

@@ -23,7 +23,7 @@ type ReviewOptions struct {
 	Context int
 }
 
-// Counts are the seed's review counts.
+// Counts are the bridge protocol's review counts.
 type Counts struct {
 	NeedsReply  int `json:"needs_reply"`
 	LowPriority int `json:"low_priority"`
@@ -33,7 +33,8 @@ type Counts struct {
 	TotalMessages int `json:"total_messages"`
 }
 
-// ContextMessage is one message of an entry's context, as in the seed.
+// ContextMessage is one message of an entry's context, as in the bridge
+// protocol (docs/bridge.md).
 type ContextMessage struct {
 	ID   string    `json:"id"`
 	Time time.Time `json:"ts"`
@@ -41,10 +42,11 @@ type ContextMessage struct {
 	Text string    `json:"text"`
 }
 
-// Entry is a needs_reply or low_priority thread with its text. The first
-// fields are the seed's, then the caller's ConversationID; Score, Reason,
-// Reasons and Pending explain the decision. Text fields are message content: the caller passes them
-// through the output boundary (redaction, sanitisation, wrapping).
+// Entry is a needs_reply or low_priority thread with its text. The first fields
+// are the bridge protocol's (docs/bridge.md), then the caller's ConversationID;
+// Score, Reason, Reasons and Pending explain the decision. Text fields are
+// message content: the caller passes them through the output boundary
+// (redaction, sanitisation, wrapping).
 type Entry struct {
 	ChatID      string           `json:"chat_id"`
 	Label       string           `json:"label"`
@@ -63,7 +65,7 @@ type Entry struct {
 	Pending []string `json:"pending,omitempty"`
 }
 
-// SkipEntry is a skipped thread: no message text, as the seed requires.
+// SkipEntry is a skipped thread: no message text, as docs/bridge.md requires.
 // Reason is a text-free code (the detailed reasons may quote messages).
 type SkipEntry struct {
 	ChatID         string    `json:"chat_id"`
@@ -82,11 +84,11 @@ type Report struct {
 	SkipSummary []SkipEntry `json:"skip_summary"`
 }
 
-// Review classifies the threads active in the window and builds the seed's
-// report: needs_reply and low_priority ordered by score (then newest
-// first), skip_summary newest first. Messages before the window may be
-// included in a thread as context; they inform the decision but are not
-// counted.
+// Review classifies the threads active in the window and builds the bridge
+// protocol's review report (docs/triage.md): needs_reply and low_priority
+// ordered by score (then newest first), skip_summary newest first. Messages
+// before the window may be included in a thread as context; they inform the
+// decision but are not counted.
 func Review(threads []Thread, opts ReviewOptions) Report {
 	days := opts.Days
 	if days <= 0 {

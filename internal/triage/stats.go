@@ -84,9 +84,9 @@ func (r *ReplyTracker) Add(m *Message) (mine, theirs Sample, ok bool) {
 	return Sample{}, s, true
 }
 
-// Stats are get_response_stats' figures, named as in the seed. The
-// second-valued fields are nil when there is no sample (an honest "no
-// data", never a made-up 0).
+// Stats are get_response_stats' figures, named as in the bridge protocol
+// (docs/bridge.md). The second-valued fields are nil when there is no sample
+// (an honest "no data", never a made-up 0).
 type Stats struct {
 	Hours         float64 `json:"hours"`
 	SampleSize    int     `json:"sample_size"`
@@ -100,7 +100,7 @@ type Stats struct {
 	TotalInbound  int `json:"total_inbound_messages"`
 	TotalOutbound int `json:"total_outbound_messages"`
 	// Samples are the replies measured, oldest first (not part of the
-	// seed's response; useful for citing and tests).
+	// bridge protocol's response; useful for citing and tests).
 	Samples []Sample `json:"-"`
 }
 
@@ -163,7 +163,8 @@ func summarize(st *Stats) {
 	st.AvgHuman = HumanSeconds(avg)
 }
 
-// HumanSeconds formats a duration the way the seed's avg_human does:
+// HumanSeconds formats a duration the way the bridge protocol's avg_human
+// does (docs/tools.md, get_response_stats):
 // whole seconds under a minute ("45s"), then minutes, hours and days with
 // one decimal ("18.3m", "2.1h", "1.5d").
 func HumanSeconds(s int64) string {

@@ -12,7 +12,8 @@ import (
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
-// Bucket is a triage outcome, named as in the seed's review response.
+// Bucket is a triage outcome, named as in the bridge protocol's review
+// response (docs/bridge.md, docs/triage.md).
 type Bucket string
 
 // Buckets, from most to least urgent.
@@ -30,14 +31,14 @@ const (
 	Skip Bucket = "skip"
 )
 
-// Buckets lists the buckets in the seed's order.
+// Buckets lists the buckets in the bridge protocol's order.
 var Buckets = []Bucket{NeedsReply, LowPriority, Skip}
 
-// Defaults and bounds of the review window (the seed's days parameter)
-// and of staleness.
+// Defaults and bounds of the review window (the bridge protocol's days
+// parameter) and of staleness.
 const (
 	DefaultDays = 2
-	MaxDays     = 90 // the seed's cap; (0, 90]
+	MaxDays     = 90 // the bridge protocol's cap; (0, 90]
 	// DefaultStaleAfter is how long an unanswered ask stays needs_reply;
 	// after a week it has usually been settled by a call or in person.
 	DefaultStaleAfter = 7 * 24 * time.Hour
@@ -52,9 +53,9 @@ type Participant struct {
 
 // Thread is one conversation as the classifier sees it.
 type Thread struct {
-	// ChatID is the seed's chat_id (handle of a direct chat, "chat…" for a
-	// group); Label, ContactName and DisplayName are passed through to the
-	// review entries.
+	// ChatID is the bridge protocol's chat_id (handle of a direct chat, "chat…"
+	// for a group); Label, ContactName and DisplayName are passed through to
+	// the review entries.
 	ChatID      string `json:"chat_id"`
 	Label       string `json:"label,omitempty"`
 	ContactName string `json:"contact_name,omitempty"`

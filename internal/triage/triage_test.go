@@ -192,8 +192,8 @@ func TestHostileText(t *testing.T) {
 // TestReviewRanksTheWindowAndSkipSummaryHasNoText: Review covers only the
 // threads active in its window, with counts matching its lists, needs_reply
 // ordered by score, each entry with its conversation id and context, and the
-// seed's example thread in needs_reply as a question; skip_summary carries
-// no message text (docs/triage.md).
+// bridge protocol's example thread in needs_reply as a question; skip_summary
+// carries no message text (docs/triage.md).
 func TestReviewRanksTheWindowAndSkipSummaryHasNoText(t *testing.T) {
 	f, threads, opts := loadLabelled(t, "testdata/labelled.json")
 	for i := range threads {
@@ -254,7 +254,8 @@ func TestReviewRanksTheWindowAndSkipSummaryHasNoText(t *testing.T) {
 			t.Errorf("report lacks %q", k)
 		}
 	}
-	// The seed's example: Angel's question is first-class needs_reply.
+	// The bridge protocol's example: Angel's question is first-class
+	// needs_reply.
 	found := false
 	for _, e := range rep.NeedsReply {
 		if e.ChatID == "+14155551234" && e.LastText == "Are we still on for Thursday?" && e.Reason == CodeAsk {

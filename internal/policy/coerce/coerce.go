@@ -75,9 +75,9 @@ type FloatSpec struct {
 	Required bool
 }
 
-// DaysSpec documents a window in days: a number in (0, Max]. The seed's
+// DaysSpec documents a window in days: a number in (0, Max]. The bridge's
 // review, search and chat_history cap their window at 90 days (Clamp:
-// true); list_chats validates its own bound of 3650 (Clamp: false).
+// true; docs/bridge.md, "Actions and parameters"); list_chats validates its own bound of 3650 (Clamp: false).
 type DaysSpec struct {
 	Name     string // usually "days"
 	Default  float64
