@@ -111,7 +111,8 @@ type (
 		Hours float64
 	}
 	// ContactsLookupParams carries the role: a host bridge filters matches
-	// by the read policy, a manager bridge does not (seed role table).
+	// by the read policy, a manager bridge does not (role table,
+	// docs/bridge.md).
 	ContactsLookupParams struct {
 		Name string
 		Role Role

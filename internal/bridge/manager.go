@@ -11,9 +11,9 @@ import (
 )
 
 // ManagerBackend serves a manager bridge: list_chats from the messages
-// database and an unfiltered contacts_lookup (seed role table: the manager
-// sees the threads a policy will be written about). It has no
-// body-returning action; the worker would refuse those anyway.
+// database and an unfiltered contacts_lookup (role table in docs/bridge.md,
+// "Roles": the manager sees the threads a policy will be written about).
+// It has no body-returning action; the worker would refuse those anyway.
 type ManagerBackend struct {
 	Unsupported
 	// Chats is the messages database; nil means none is configured.

@@ -10,10 +10,11 @@ import (
 	"github.com/tidings-mcp/tidings/internal/policy/coerce"
 )
 
-// Parameter bounds and defaults. The seed fixes list_chats' table and the
-// 90-day read window of review, search and chat_history (values above it
-// are capped, and the response echoes the effective window); the other
-// defaults follow protocol 1.2's examples.
+// Parameter bounds and defaults. Protocol 1.2 (docs/bridge.md, "Actions and
+// parameters") fixes list_chats' table and the 90-day read window of
+// review, search and chat_history (values above it are capped, and the
+// response echoes the effective window); the other defaults follow
+// protocol 1.2's examples.
 const (
 	MaxReadDays       = 90
 	MaxListChatsDays  = 3650
