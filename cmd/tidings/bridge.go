@@ -241,7 +241,7 @@ func runBridgeCall(ctx context.Context, m *Main, args []string) error {
 	fs.Usage = func() { fmt.Fprint(m.Stderr, bridgeUsage) }
 	dirFlag := fs.String("bridge-dir", "", "the bridge folder (default: TIDINGS_BRIDGE, else $TIDINGS_HOME/bridge)")
 	timeout := fs.Duration("timeout", bridge.DefaultTimeout, "how long to wait for the helper")
-	proto := fs.String("protocol", bridge.Version13, "protocol version to speak: 1.3 (with the extension) or 1.2 (exactly the seed)")
+	proto := fs.String("protocol", bridge.Version13, "protocol version to speak: 1.3 (with the extension) or 1.2 (exactly protocol 1.2, docs/bridge.md)")
 	loader := config.Bind(fs, "home")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

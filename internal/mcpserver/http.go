@@ -218,14 +218,8 @@ func (f *front) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if code, text := screenMessage(body, false); code != 0 {
-		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
+	if _, ok := screenBody(w, r, body, false); !ok {
 		return
-	}
-	if q := quoteHugeNumbers(body); q != nil {
-		body = q
-		r.Body = io.NopCloser(bytes.NewReader(q))
-		r.ContentLength = int64(len(q))
 	}
 	serveJSONErrors(f.sse, w, r)
 }
@@ -295,14 +289,8 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Batches exist only inside a 2025-03-26 session (go-sdk refuses them in
 	// later sessions, with an error this front turns into JSON-RPC).
 	batchOK := r.Header.Get(headerSession) != "" && headerV < firstModernVersion
-	if code, text := screenMessage(body, batchOK); code != 0 {
-		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
+	if body, ok = screenBody(w, r, body, batchOK); !ok {
 		return
-	}
-	if q := quoteHugeNumbers(body); q != nil {
-		body = q
-		r.Body = io.NopCloser(bytes.NewReader(q))
-		r.ContentLength = int64(len(q))
 	}
 
 	var p peek
@@ -635,4 +623,21 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// screenBody answers a body that is not one JSON-RPC message (see
+// screenMessage) and reports false; otherwise it returns the body the SDK
+// will read, with tool arguments above 2^53 kept as written
+// (quoteHugeNumbers), and r.Body set to it.
+func screenBody(w http.ResponseWriter, r *http.Request, body []byte, batchOK bool) ([]byte, bool) {
+	if code, text := screenMessage(body, batchOK); code != 0 {
+		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
+		return nil, false
+	}
+	if q := quoteHugeNumbers(body); q != nil {
+		body = q
+		r.Body = io.NopCloser(bytes.NewReader(q))
+		r.ContentLength = int64(len(q))
+	}
+	return body, true
 }

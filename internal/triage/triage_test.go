@@ -263,7 +263,7 @@ func TestReviewRanksTheWindowAndSkipSummaryHasNoText(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Error("the seed's example thread is not in needs_reply")
+		t.Error("the documented example thread is not in needs_reply")
 	}
 }
 
