@@ -67,7 +67,7 @@ func TestHelperManagerBridge(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bridge")
 	startHelper(t, map[string]string{bridge.RoleEnv: "manager", "TIDINGS_NOW": anchorRFC3339},
 		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
-	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitBridge(t, dir)
 
 	st, err := bridgeCall(t, dir, "status", "--protocol", "1.2")
 	if err != nil {
@@ -103,7 +103,7 @@ func TestHelperInvalidRoleServesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bridge")
 	missing := filepath.Join(t.TempDir(), "never-opened.db")
 	startHelper(t, map[string]string{bridge.RoleEnv: "superuser"}, "--bridge-dir", dir, "--imessage", missing)
-	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitBridge(t, dir)
 	got, err := bridgeCall(t, dir, "status")
 	if err == nil || got["ok"] != false || !strings.Contains(got["error"].(string), "IMESSAGE_BRIDGE_ROLE") {
 		t.Errorf("status under an invalid role: %v %v", got, err)
@@ -165,6 +165,15 @@ func TestBridgeInstallDryRun(t *testing.T) {
 	}
 }
 
+// waitBridge waits until a starting helper has made the folders a client
+// opens: its requests and its responses folder (made one after the other,
+// so waiting for the first alone raced the client under load).
+func waitBridge(t *testing.T, dir string) {
+	t.Helper()
+	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitDir(t, filepath.Join(dir, "control", "responses"))
+}
+
 func waitDir(t *testing.T, p string) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -181,7 +190,7 @@ func waitDir(t *testing.T, p string) {
 func TestHelperHostSend(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bridge")
 	startHelper(t, map[string]string{"DISPLAY": ""}, "--bridge-dir", dir)
-	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitBridge(t, dir)
 	pv, err := bridgeCall(t, dir, "send_preview", `{"to": "+1 415 555 1234", "text": "Confirmed for 3pm."}`, "--protocol", "1.2")
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +313,7 @@ func TestServeBridge(t *testing.T) {
 
 	dir := filepath.Join(t.TempDir(), "bridge")
 	startHelper(t, map[string]string{"DISPLAY": ""}, "--bridge-dir", dir, "--imessage", helperDB)
-	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitBridge(t, dir)
 	s := startServe(t, map[string]string{"TIDINGS_HOME": serveHome, "TIDINGS_IMESSAGE": data.ChatDB, "ENABLE_MCP_SEND_MESSAGE": "true"},
 		"--bridge", dir)
 
@@ -404,7 +413,7 @@ func TestServeBridgeMatchesInProcess(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bridge")
 	startHelper(t, map[string]string{"TIDINGS_HOME": filepath.Join(t.TempDir(), "home2"), "TIDINGS_NOW": now, "DISPLAY": ""},
 		"--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
-	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitBridge(t, dir)
 	remote := startServe(t, map[string]string{"TIDINGS_HOME": filepath.Join(t.TempDir(), "home3"), "TIDINGS_NOW": now}, "--bridge", dir)
 
 	calls := []struct {

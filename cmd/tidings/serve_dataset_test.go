@@ -91,7 +91,7 @@ func TestServeBridgeDataSetFollowsHelper(t *testing.T) {
 		t.Errorf("no helper yet: data_set = %v", ds)
 	}
 	startHelper(t, map[string]string{"TIDINGS_NOW": now, "DISPLAY": ""}, "--bridge-dir", dir, "--imessage", data.ChatDB, "--contacts", data.Contacts)
-	waitDir(t, filepath.Join(dir, "control", "requests"))
+	waitBridge(t, dir)
 	// The helper's 1.3 status reports its index without opening it.
 	// A loaded machine (the whole suite in parallel) can make a helper
 	// that just started miss one call's timeout: retry a few times.
