@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -465,6 +466,19 @@ const MinTokenLength = 16
 // format characters not counted).
 var ErrTokenTooShort = fmt.Errorf("the bearer token is shorter than %d characters: set TIDINGS_HTTP_TOKEN or the --http-token-file file to a long random value (for example the output of: openssl rand -hex 32)", MinTokenLength)
 
+// visibleTokenRune reports a character that shows and carries entropy: a
+// letter, digit, punctuation or symbol — not white space, controls, format
+// or combining marks, variation selectors, private-use or unassigned code
+// points, invalid bytes (U+FFFD), nor the blank-looking fillers (Hangul
+// fillers, braille blank).
+func visibleTokenRune(r rune) bool {
+	switch r {
+	case utf8.RuneError, '\u115f', '\u1160', '\u3164', '\uffa0', '\u2800':
+		return false
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
+}
+
 // CheckToken applies the one strength rule to a bearer token, whether it
 // came from TIDINGS_HTTP_TOKEN or a token file: at least MinTokenLength
 // characters besides surrounding whitespace.
@@ -475,7 +489,7 @@ func CheckToken(token string) error {
 	// whatever its byte length.
 	n := 0
 	for _, r := range token {
-		if !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) {
+		if visibleTokenRune(r) {
 			n++
 		}
 	}

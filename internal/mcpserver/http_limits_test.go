@@ -23,7 +23,12 @@ func TestTokenStrengthOneRule(t *testing.T) {
 	// Characters, not bytes: six euro signs are 18 bytes, and invisible
 	// characters (zero-width space, joiners, BOM) count for nothing.
 	for _, tok := range []string{"x", "123456789012345", strings.Repeat(" ", 20), " short-token-12 \t",
-		"€€€€€€", strings.Repeat("\u200b", 16), "abc" + strings.Repeat("\u200d\ufeff", 10), strings.Repeat("\x00", 16)} {
+		"€€€€€€", strings.Repeat("\u200b", 16), "abc" + strings.Repeat("\u200d\ufeff", 10), strings.Repeat("\x00", 16),
+		// Combining marks, variation selectors, fillers, private use,
+		// unassigned and invalid bytes show nothing either.
+		"ab" + strings.Repeat("\ufe0f", 14), "a" + strings.Repeat("\u0301", 15), "ab" + strings.Repeat("\U000e0100", 14),
+		"ab" + strings.Repeat("\u20dd", 14), strings.Repeat("\u3164", 16), strings.Repeat("\u2800", 16),
+		strings.Repeat("\ue000", 16), strings.Repeat("\u0378", 16), strings.Repeat("\xff", 16)} {
 		for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
 			// A cancelled context: a token wrongly accepted serves nothing
 			// and returns at once instead of hanging the test.
