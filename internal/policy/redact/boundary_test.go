@@ -144,3 +144,21 @@ func TestOtherScriptDigitsReadAsTheirValue(t *testing.T) {
 		}
 	}
 }
+
+// TestCardWhosePrefixPassesLuhnIsMaskedWhole: a card whose first 13–15
+// digits happen to pass the checksum as well (about one card in ten) is
+// masked to its last digit, not cut where the shorter window passed
+// ("use 45 39 52 60 18 15 90 83" left "83" visible; third red-team pass).
+func TestCardWhosePrefixPassesLuhnIsMaskedWhole(t *testing.T) {
+	for _, in := range []string{
+		"use 45 39 52 60 18 15 90 83",
+		"card 45-39-52-60-18-15-90-83",
+		"card 4539 5260 1815 9083",
+		"4539526018159083 thanks",
+	} {
+		out, _ := Default().Redact(in, Hints{})
+		if strings.Contains(out, "83") || strings.Contains(out, "90") || !strings.Contains(out, "[REDACTED-CARD]") {
+			t.Errorf("Redact(%q) = %q, want the whole card masked", in, out)
+		}
+	}
+}
