@@ -153,7 +153,23 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 			h.put("first", request("first", "status", nil, ""))
 			waitFor("the first answer", func() bool { return h.exists(ControlDir, ResponsesDir, ResponseName("first")) })
 
-			queue, restore := tc.change(t, h)
+			// parkedDo runs fn while the watch loop is parked after a pass, so
+			// a swap or restore of folders never races the helper recreating
+			// a folder it finds missing.
+			parkedDo := func(fn func()) {
+				holding.Store(true)
+				select {
+				case <-parked:
+				case <-ended:
+					t.Fatalf("Watch returned (%v) while a folder change waited", watchErr)
+				}
+				holding.Store(false)
+				fn()
+				release <- struct{}{}
+			}
+			var queue string
+			var restore func()
+			parkedDo(func() { queue, restore = tc.change(t, h) })
 			// A pass that began before the change may still finish on the
 			// folder it opened while it was safe: queue the request once a
 			// pass has seen the change.
@@ -168,15 +184,7 @@ func TestWatchSurvivesUnsafeFolder(t *testing.T) {
 				t.Errorf("the refusal was logged %d times over %d passes, want once:\n%s", n, refused.Load(), logs)
 			}
 
-			holding.Store(true)
-			select {
-			case <-parked:
-			case <-ended:
-				t.Fatalf("Watch returned (%v) before the restore", watchErr)
-			}
-			holding.Store(false)
-			restore()
-			release <- struct{}{}
+			parkedDo(restore)
 			waitFor("the queued answer", func() bool { return h.exists(ControlDir, ResponsesDir, ResponseName("queued")) })
 			if got := h.response("queued"); got["ok"] != true {
 				t.Errorf("after the folder was restored: %v", got)
