@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -26,16 +25,8 @@ func writeChatDB(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "chat.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := chatdb.CreateForTest(t, ddl)
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(ddl); err != nil {
-		t.Fatal(err)
-	}
 	w := chatdb.ForTest(t, db)
 	h := w.Handle(chatdb.Handle{ID: "+14155550101", Service: "iMessage"})
 	c := w.Chat(chatdb.Chat{GUID: "iMessage;-;+14155550101", Style: 45, Identifier: "+14155550101", Service: "iMessage", Handles: []int64{h}})

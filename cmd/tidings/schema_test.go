@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,16 +20,8 @@ func damagedChatDB(t *testing.T, damage ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "chat.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := chatdb.CreateForTest(t, ddl)
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(ddl); err != nil {
-		t.Fatal(err)
-	}
 	w := chatdb.ForTest(t, db)
 	w.Handle(chatdb.Handle{ROWID: 1, ID: "+14155550101", Service: "iMessage"})
 	w.Chat(chatdb.Chat{ROWID: 1, GUID: "iMessage;-;+14155550101", Style: 45, Identifier: "+14155550101", Service: "iMessage", Handles: []int64{1}})

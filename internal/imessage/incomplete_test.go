@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tidings-mcp/tidings/internal/imessage/chatdb"
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 )
 
@@ -16,20 +16,12 @@ import (
 // damage: drop a table, or rebuild one without some columns.
 func incompleteDB(t *testing.T, schema string, damage func(db *sql.DB) error) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "chat.db")
 	ddl, err := schemas.Tables(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := chatdb.CreateForTest(t, ddl)
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(ddl); err != nil {
-		t.Fatal(err)
-	}
 	f := &fixture{t: t, db: db, path: path, cols: map[string]map[string]bool{}}
 	for _, tb := range []string{"message", "chat", "handle", "chat_message_join", "chat_handle_join", "attachment", "message_attachment_join"} {
 		f.cols[tb] = columnsOf(t, db, tb)

@@ -429,3 +429,28 @@ func (w *Writer) Attach(message, attachment int64) {
 	}
 	w.Insert("message_attachment_join", "message_id", message, "attachment_id", attachment)
 }
+
+// FileTB is what [CreateForTest] needs of testing.TB.
+type FileTB interface {
+	TB
+	TempDir() string
+}
+
+// CreateForTest creates chat.db in a new temporary folder of the test from
+// ddl (a schema of internal/imessage/schemas) and returns it open on one
+// connection, with its path; the caller closes it. The test binary
+// registers the "sqlite" driver.
+func CreateForTest(tb FileTB, ddl string) (*sql.DB, string) {
+	tb.Helper()
+	path := tb.TempDir() + "/chat.db"
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		tb.Fatalf("create chat.db: %v", err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(ddl); err != nil {
+		db.Close()
+		tb.Fatalf("create chat.db: %v", err)
+	}
+	return db, path
+}
