@@ -55,10 +55,31 @@ const (
 	ToolsetContacts    Toolset = "contacts"    // lookup_contacts, get_contact_dossier
 	ToolsetAttachments Toolset = "attachments" // save_attachment
 	ToolsetSend        Toolset = "send"        // preview_message, send_message
+
+	// The toolsets of the other services of seed 002 (docs/architecture.md,
+	// "How to add a service"). Only system is on by default; mail, calendar,
+	// reminders and addressbook join the defaults when config.toml configures
+	// accounts for them; the rest register only when named in `toolsets`.
+	ToolsetSystem      Toolset = "system"      // permissions_check
+	ToolsetWeb         Toolset = "web"         // web_fetch
+	ToolsetWeather     Toolset = "weather"     // weather_*
+	ToolsetMaps        Toolset = "maps"        // maps_*
+	ToolsetLocation    Toolset = "location"    // location_*
+	ToolsetCapture     Toolset = "capture"     // capture_*
+	ToolsetShortcuts   Toolset = "shortcuts"   // shortcuts_*
+	ToolsetUtilities   Toolset = "utilities"   // utilities_*
+	ToolsetMail        Toolset = "mail"        // mail_*
+	ToolsetCalendar    Toolset = "calendar"    // calendars_*
+	ToolsetReminders   Toolset = "reminders"   // reminders_*
+	ToolsetAddressBook Toolset = "addressbook" // contacts_*
 )
 
 // Toolsets lists every toolset in display order.
-var Toolsets = []Toolset{ToolsetStatus, ToolsetMessages, ToolsetTriage, ToolsetContacts, ToolsetAttachments, ToolsetSend}
+var Toolsets = []Toolset{
+	ToolsetStatus, ToolsetMessages, ToolsetTriage, ToolsetContacts, ToolsetAttachments, ToolsetSend,
+	ToolsetSystem, ToolsetWeb, ToolsetWeather, ToolsetMaps, ToolsetLocation, ToolsetCapture,
+	ToolsetShortcuts, ToolsetUtilities, ToolsetMail, ToolsetCalendar, ToolsetReminders, ToolsetAddressBook,
+}
 
 // Tool is one inventory entry: a static definition, its toolset, explicit
 // annotations, the properties filters look at, and a factory that builds the
