@@ -49,7 +49,9 @@ type Deps struct {
 	// data in this process, and those tools say so.
 	Messages MessageService
 
-	// Set by New: the filters and the resulting selection.
+	// Set by New: the services given to it, the filters and the resulting
+	// selection.
+	Services  []Service
 	Filters   Filters
 	Selection *Selection
 }

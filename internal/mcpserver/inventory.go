@@ -111,6 +111,12 @@ type Tool struct {
 	OutputSchema any
 
 	register func(s *mcp.Server, def *mcp.Tool, d *Deps)
+
+	// Set by New from the Service a tool came from (empty for the
+	// messaging tools of Inventory, which are on by default).
+	service     string
+	unavailable string
+	optIn       bool
 }
 
 // Define binds a tool definition to a typed handler factory. The factory

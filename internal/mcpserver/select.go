@@ -15,8 +15,12 @@ import (
 //     access = "write".
 //  2. Send quarantine: tools marked SendGate (preview_message,
 //     send_message) are registered only when EnableSend is true.
-//  3. Toolsets: when Toolsets is non-empty, only tools of those toolsets.
-//  4. Profile: allowed_tools, then access = "read" (drops write tools), then
+//  3. Toolsets: when Toolsets is non-empty, only tools of those toolsets;
+//     when it is empty, every messaging tool and the tools of Default
+//     services (docs/configuration.md, "Which tools are registered").
+//  4. Availability: a service that cannot work here (Service.Unavailable)
+//     registers none of its tools, and its sentence is the reason.
+//  5. Profile: allowed_tools, then access = "read" (drops write tools), then
 //     allow_external = false (drops open-world tools), then file_dirs (a
 //     file-writing tool needs at least one folder).
 //
@@ -100,6 +104,12 @@ func excluded(t Tool, f Filters) string {
 	}
 	if len(f.Toolsets) > 0 && !slices.Contains(f.Toolsets, string(t.Toolset)) {
 		return fmt.Sprintf("toolset %q is not enabled", t.Toolset)
+	}
+	if len(f.Toolsets) == 0 && t.optIn {
+		return fmt.Sprintf("toolset %q is opt-in: name it in the toolsets setting to register it", t.Toolset)
+	}
+	if t.unavailable != "" {
+		return "unavailable: " + t.unavailable
 	}
 	if p := f.Profile; p != nil {
 		if p.AllowedTools != nil && !slices.Contains(p.AllowedTools, t.Name) {

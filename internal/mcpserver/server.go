@@ -128,10 +128,21 @@ type Server struct {
 	Instructions string
 }
 
-// New builds the product server from the inventory, filtered by f, with
-// handlers built from deps.
-func New(deps *Deps, f Filters) (*Server, error) {
-	return newFromTools(Inventory(), deps, f)
+// New builds the product server from the inventory and the tools of
+// services, filtered by f, with handlers built from deps. A service's tools
+// follow the inventory's in the order services are given; a service that
+// is Unavailable, or not Default while the toolsets setting is unset, keeps
+// its tools out with the reason in get_status (Select).
+func New(deps *Deps, f Filters, services ...Service) (*Server, error) {
+	tools := Inventory()
+	for _, svc := range services {
+		for _, t := range svc.Tools {
+			t.service, t.unavailable, t.optIn = svc.Name, svc.Unavailable, !svc.Default
+			tools = append(tools, t)
+		}
+	}
+	deps.Services = services
+	return newFromTools(tools, deps, f)
 }
 
 func newFromTools(tools []Tool, deps *Deps, f Filters) (*Server, error) {
