@@ -27,6 +27,22 @@ type Profile struct {
 	AllowExternal bool `toml:"allow_external"`
 	// FileDirs are absolute, cleaned folders.
 	FileDirs []string `toml:"file_dirs"`
+	// WebAllowHosts are "host:port" destinations web_fetch may reach even
+	// though the SSRF guard refuses loopback and private addresses
+	// (docs/security.md).
+	WebAllowHosts []string `toml:"web_allow_hosts"`
+
+	// Seed 002's scope fields (internal/scope): each value is an
+	// "Account/Name" path or an account name, matched whole after folding.
+	// Nil = the field does not narrow.
+	MailAccounts     []string `toml:"mail_accounts"`
+	MailMailboxes    []string `toml:"mail_mailboxes"`
+	CalendarAccounts []string `toml:"calendar_accounts"`
+	Calendars        []string `toml:"calendars"`
+	ReminderAccounts []string `toml:"reminder_accounts"`
+	ReminderLists    []string `toml:"reminder_lists"`
+	ContactAccounts  []string `toml:"contact_accounts"`
+	ContactGroups    []string `toml:"contact_groups"`
 }
 
 // LoadProfile reads and validates a profile. Unknown keys, a bad access
@@ -42,7 +58,7 @@ func LoadProfile(path string) (*Profile, error) {
 		return nil, fmt.Errorf("profile %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("profile %s: unknown key %q (known: allowed_tools, access, allow_external, file_dirs)", path, und[0].String())
+		return nil, fmt.Errorf("profile %s: unknown key %q (known: allowed_tools, access, allow_external, file_dirs, web_allow_hosts, mail_accounts, mail_mailboxes, calendar_accounts, calendars, reminder_accounts, reminder_lists, contact_accounts, contact_groups)", path, und[0].String())
 	}
 	if md.IsDefined("allowed_tools") && p.AllowedTools == nil {
 		p.AllowedTools = []string{} // an explicit empty list allows nothing

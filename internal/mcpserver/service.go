@@ -74,6 +74,10 @@ type ServiceEnv struct {
 	// HTTP is the client for configured endpoints; nil means
 	// http.DefaultClient semantics with the constructor's own timeouts.
 	HTTP *http.Client
+	// Peers returns every service of this process once all are built (the
+	// system service's permissions_check reports their backends). Call it
+	// from handlers, not from the constructor.
+	Peers func() []Service
 }
 
 // ServiceFactory builds a service. An error stops the server with that
