@@ -248,7 +248,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 	if err := os.MkdirAll(filepath.Dir(h.index), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("index folder: %w", err)
 	}
-	ix, err := index.Open(ctx, h.index, index.Options{Embedder: emb, Now: cfg.Now, NormalizeHandle: normalizer(cfg),
+	ix, err := index.Open(ctx, h.index, index.Options{Embedder: emb, Now: cfg.Now, Location: cfg.Location(), NormalizeHandle: normalizer(cfg),
 		Logger: h.logger, Policy: gate})
 	if err != nil {
 		return nil, nil, err
@@ -267,7 +267,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		return nil, nil, err
 	}
 	closers = append(closers, closeSrcs)
-	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Region: cfg.Region, Logger: h.logger}
+	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: h.logger}
 	if fb := contactBook(cfg, ix, h.logger); fb != nil {
 		opts.Contacts = fb
 	}
@@ -324,7 +324,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 	})
 	closers = append(closers, func() { cancel(); build.close(); watchers.Wait() })
 	h.setIndex(build, ix)
-	return &hostIndexData{ServiceData: &bridge.ServiceData{S: svc, Now: cfg.Now}, build: build, wait: h.readyWait}, closeAll, nil
+	return &hostIndexData{ServiceData: &bridge.ServiceData{S: svc, Now: cfg.Now, Location: cfg.Location()}, build: build, wait: h.readyWait}, closeAll, nil
 }
 
 // helperExtensions returns the protocol 1.3 actions: every MCP message
@@ -343,7 +343,7 @@ func (h *helperData) open(ctx context.Context, role bridge.Role) (bridge.Backend
 // managerBackend opens chat.db for list_chats and the contacts for an
 // unfiltered contacts_lookup.
 func (h *helperData) managerBackend(ctx context.Context) (bridge.Backend, error) {
-	m := &bridge.ManagerBackend{Now: h.cfg.Now}
+	m := &bridge.ManagerBackend{Now: h.cfg.Now, Location: h.cfg.Location()}
 	if h.cfg.IMessage != "" {
 		db, err := bridge.OpenChatDB(ctx, h.cfg.IMessage)
 		if err != nil {

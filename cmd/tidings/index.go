@@ -73,6 +73,7 @@ func openIndex(ctx context.Context, cfg *config.Config, getenv func(string) stri
 	return index.Open(ctx, indexPath(cfg), index.Options{
 		Embedder:        emb,
 		Now:             cfg.Now,
+		Location:        cfg.Location(),
 		NormalizeHandle: normalizer(cfg),
 		Logger:          logger,
 		ReadOnly:        readOnly,
@@ -398,7 +399,7 @@ func checkIndex(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult
 		out = append(out, mcpserver.CheckResult{Name: "index permissions", Status: "fail", Detail: fmt.Sprintf("%s is mode %o: other users can read your messages", p, perm),
 			Fix: "chmod 600 " + p + " && chmod 700 " + filepath.Dir(p)})
 	}
-	ix, err := index.Open(ctx, p, index.Options{ReadOnly: true, Now: cfg.Now})
+	ix, err := index.Open(ctx, p, index.Options{ReadOnly: true, Now: cfg.Now, Location: cfg.Location()})
 	if err != nil {
 		return append(out, mcpserver.CheckResult{Name: "index", Status: "fail", Detail: err.Error(), Fix: "run tidings index to create or upgrade it"})
 	}

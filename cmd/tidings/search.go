@@ -99,7 +99,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	// tools and the bridge: read policy (people, not only threads),
 	// redaction and sanitisation apply to what a terminal — or an agent
 	// running this command — is shown.
-	_, svc, done, err := openQuery(ctx, m, loader)
+	cfg, svc, done, err := openQuery(ctx, m, loader)
 	if err != nil {
 		return err
 	}
@@ -112,16 +112,16 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	if *jsonOut {
 		return printJSON(m.Stdout, res)
 	}
-	printResult(m.Stdout, res, isTerminalWriter(m.Stdout), *explain)
+	printResult(m.Stdout, res, isTerminalWriter(m.Stdout), *explain, cfg.Location())
 	return nil
 }
 
 // printResult writes a result for a person: one block per hit (its body
 // on one line, so no body can pass for another row), then what was
 // searched and whether the scan was complete.
-func printResult(w io.Writer, res service.SearchResult, color, explain bool) {
+func printResult(w io.Writer, res service.SearchResult, color, explain bool, loc *time.Location) {
 	for _, h := range res.Hits {
-		fmt.Fprintf(w, "%s  %s · %s\n", h.Time.Format("2006-01-02 15:04"), h.Sender, h.Conversation.Label)
+		fmt.Fprintf(w, "%s  %s · %s\n", h.Time.In(loc).Format("2006-01-02 15:04"), h.Sender, h.Conversation.Label)
 		body := h.Snippet
 		if body == "" {
 			body = h.Text
@@ -146,7 +146,7 @@ func printResult(w io.Writer, res service.SearchResult, color, explain bool) {
 	}
 	fmt.Fprintln(w)
 	if d := res.DateFilter; d != nil {
-		fmt.Fprintf(w, "dates: %q → %s\n", d.Text, fmtRange(d.Since, d.Until))
+		fmt.Fprintf(w, "dates: %q → %s\n", d.Text, fmtRange(d.Since, d.Until, loc))
 	}
 	for _, c := range []*index.SignalCoverage{res.Coverage.Fulltext, res.Coverage.Semantic, res.Coverage.Substring} {
 		if c != nil && c.Note != "" {
@@ -185,14 +185,15 @@ func highlight(s string) string {
 	}
 }
 
-func fmtRange(since, until time.Time) string {
+// fmtRange shows a date filter's days in loc, the configured time zone.
+func fmtRange(since, until time.Time, loc *time.Location) string {
 	switch {
 	case !since.IsZero() && !until.IsZero():
-		return since.Local().Format("2006-01-02") + " to " + until.Add(-time.Millisecond).Local().Format("2006-01-02")
+		return since.In(loc).Format("2006-01-02") + " to " + until.Add(-time.Millisecond).In(loc).Format("2006-01-02")
 	case !since.IsZero():
-		return "since " + since.Local().Format("2006-01-02")
+		return "since " + since.In(loc).Format("2006-01-02")
 	case !until.IsZero():
-		return "before " + until.Local().Format("2006-01-02")
+		return "before " + until.In(loc).Format("2006-01-02")
 	}
 	return "any time"
 }

@@ -143,7 +143,7 @@ func newService(ctx context.Context, cfg *config.Config, ix *index.Index, logger
 			closers[i]()
 		}
 	}
-	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Region: cfg.Region, Logger: logger}
+	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: logger}
 	pushTo := ix
 	if !push {
 		pushTo = nil

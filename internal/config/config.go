@@ -12,9 +12,10 @@
 // Bind), key (the setting's name when toml is "-"), default (a default
 // parsed like an environment value), usage (flag
 // help), sep (list separator for env values; default ","). Supported field
-// kinds: string, bool, int, []string and nested structs (a TOML table whose
-// fields carry their own tags). Commands choose which flags they accept, so
-// `tidings serve -h` lists only what serve reads.
+// kinds: string, bool, int, []string, nested structs (a TOML table whose
+// fields carry their own tags) and, from config.toml only, slices of structs
+// (arrays of tables such as [[mail.accounts]]; accounts.go). Commands choose
+// which flags they accept, so `tidings serve -h` lists only what serve reads.
 //
 // The clock is part of the configuration: TIDINGS_NOW (RFC 3339) pins Now,
 // which every package must use instead of time.Now wherever "now" changes an
@@ -33,7 +34,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	// The zone database is embedded so that timezone names resolve on a
+	// machine without /usr/share/zoneinfo (a minimal container) exactly as
+	// on one with it.
+	_ "time/tzdata"
 
 	"github.com/BurntSushi/toml"
 )
@@ -86,12 +92,27 @@ type Config struct {
 	SummaryModel  string `toml:"dossier_summary_model" env:"TIDINGS_DOSSIER_SUMMARY_MODEL" usage:"model name for generated dossier summaries"`
 	SummaryAPIKey string `toml:"-" key:"dossier_summary_api_key" env:"TIDINGS_DOSSIER_SUMMARY_API_KEY"`
 
+	// Timezone is the IANA zone every date a service reads or writes is
+	// in; empty = the system's. Use Location.
+	Timezone string `toml:"timezone" env:"TIDINGS_TIMEZONE" usage:"IANA time zone (e.g. Europe/Berlin) for every date a service reads or writes; default: the system's"`
+
+	// Accounts of the account-backed services (accounts.go), from
+	// config.toml only: passwords come from password_env or password_cmd.
+	Mail     Mail     `toml:"mail"`
+	Calendar Calendar `toml:"calendar"`
+	// ContactAccounts is [[contacts.accounts]]. While the top-level
+	// contacts key is a list of paths, the contacts table is decoded by
+	// hand (decodeFile); issue 18 moves the list into [contacts].
+	ContactAccounts []DAVAccount `toml:"-"`
+
 	LogLevel string `toml:"log_level" env:"TIDINGS_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn, error (logs go to stderr)"`
 
 	// Derived by Load; not settable.
 
 	// Now returns the current time: the pinned TIDINGS_NOW or time.Now.
 	Now func() time.Time `toml:"-"`
+	// loc is Timezone loaded; see Location.
+	loc *time.Location
 	// ConfigFile is the config.toml that was read; empty when none exists.
 	ConfigFile string `toml:"-"`
 	// Origins records where each setting came from ("default", "file",
@@ -300,7 +321,35 @@ func (c *Config) finish() error {
 	default:
 		return fmt.Errorf("embedder %q: want builtin, model2vec or http", c.Embedder.Name)
 	}
+	c.loc = time.Local
+	if c.Timezone != "" {
+		loc, err := time.LoadLocation(c.Timezone)
+		if err != nil {
+			return fmt.Errorf("timezone %q (%s) is not an IANA time zone name such as Europe/Berlin, America/New_York or UTC",
+				c.Timezone, c.timezoneSource())
+		}
+		c.loc = loc
+	}
 	return nil
+}
+
+// timezoneSource names where the timezone setting came from, for errors.
+func (c *Config) timezoneSource() string {
+	if c.Origins["timezone"] == "env" {
+		return "TIDINGS_TIMEZONE"
+	}
+	return "timezone in " + FileName
+}
+
+// Location is the one time zone of every date a service reads or writes
+// (docs/configuration.md "Time zone"): the timezone setting, else the
+// system's (time.Local, which honours TZ). A Config not made by Load
+// answers time.Local.
+func (c *Config) Location() *time.Location {
+	if c == nil || c.loc == nil {
+		return time.Local
+	}
+	return c.loc
 }
 
 // Path returns a file or folder inside Home.
@@ -316,29 +365,108 @@ func lookup(getenv func(string) string, name string) (string, bool) {
 }
 
 // decodeFile applies config.toml, rejecting keys that no setting has.
+//
+// The top-level contacts key is either today's list of paths or the table
+// holding [[contacts.accounts]]; TOML cannot hold both, so the file is
+// decoded into a copy of Config whose contacts field is a toml.Primitive
+// and the two forms are told apart by the value's type.
 func decodeFile(c *Config, data []byte, fields []field) error {
-	var fc Config
-	md, err := toml.Decode(string(data), &fc)
+	fv := reflect.New(fileType())
+	md, err := toml.Decode(string(data), fv.Interface())
 	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) && strings.Contains(pe.Message, "'contacts'") {
+			return errors.New(`contacts = [...] and [[contacts.accounts]] cannot both be in the file (TOML lets "contacts" be a list or a table, not both): keep the accounts here and give the paths with TIDINGS_CONTACTS or --contacts`)
+		}
+		if strings.Contains(err.Error(), `.password_cmd"`) && strings.Contains(err.Error(), "type string") {
+			return errors.New(`password_cmd is a list of arguments run without a shell, e.g. ["pass", "show", "mail/work"], not a command line`)
+		}
 		return fmt.Errorf("parse: %w", err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("unknown key %q (known keys: %s)", keys[0], strings.Join(fileKeys(fields), ", "))
-	}
+	var fc Config
 	src := reflect.ValueOf(&fc).Elem()
+	for i := range src.NumField() {
+		if i != contactsField() && src.Type().Field(i).IsExported() {
+			src.Field(i).Set(fv.Elem().Field(i))
+		}
+	}
+	contactsList := false
+	if md.IsDefined("contacts") {
+		prim := fv.Elem().Field(contactsField()).Interface().(toml.Primitive)
+		if md.Type("contacts") == "Array" {
+			contactsList = true
+			if err := md.PrimitiveDecode(prim, &fc.Contacts); err != nil {
+				return fmt.Errorf("contacts: want a list of paths: %w", err)
+			}
+		} else {
+			var table struct {
+				Accounts []DAVAccount `toml:"accounts"`
+			}
+			if err := md.PrimitiveDecode(prim, &table); err != nil {
+				return fmt.Errorf("contacts: want a list of paths (contacts = [...]) or [[contacts.accounts]] tables: %w", err)
+			}
+			fc.ContactAccounts = table.Accounts
+		}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return unknownKey(und[0].String(), fields)
+	}
 	dst := reflect.ValueOf(c).Elem()
 	for _, f := range fields {
-		if f.key == "" || !md.IsDefined(strings.Split(f.key, ".")...) {
+		if f.key == "" || !md.IsDefined(strings.Split(f.key, ".")...) || (f.key == "contacts" && !contactsList) {
 			continue
 		}
 		f.value(dst).Set(f.value(src))
 		c.Origins[f.key] = "file"
 	}
-	return nil
+	if md.IsDefined("contacts", "accounts") {
+		c.ContactAccounts = fc.ContactAccounts
+		c.Origins["contacts.accounts"] = "file"
+	}
+	return c.validateAccounts()
+}
+
+// unknownKey is the error for a key no setting has; inside an array of
+// tables it lists that table's keys.
+func unknownKey(key string, fields []field) error {
+	for _, f := range fields {
+		if f.typ.Kind() == reflect.Slice && f.typ.Elem().Kind() == reflect.Struct && strings.HasPrefix(key, f.key+".") {
+			return fmt.Errorf("unknown key %q (keys of [[%s]]: %s)", key, f.key, strings.Join(tableKeys(f.typ.Elem()), ", "))
+		}
+	}
+	if strings.HasPrefix(key, "contacts.accounts.") {
+		return fmt.Errorf("unknown key %q (keys of [[contacts.accounts]]: %s)", key, strings.Join(tableKeys(reflect.TypeFor[DAVAccount]()), ", "))
+	}
+	return fmt.Errorf("unknown key %q (known keys: %s)", key, strings.Join(fileKeys(fields), ", "))
+}
+
+// tableKeys lists the TOML keys of an array-of-tables element.
+func tableKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		out = append(out, t.Field(i).Tag.Get("toml"))
+	}
+	return out
+}
+
+// fileType is Config with the contacts field turned into a toml.Primitive
+// (decodeFile); the other fields keep their index, type and tags.
+var fileType = sync.OnceValue(func() reflect.Type {
+	t := reflect.TypeFor[Config]()
+	fs := make([]reflect.StructField, t.NumField())
+	for i := range fs {
+		fs[i] = t.Field(i)
+		if i == contactsField() {
+			fs[i].Type = reflect.TypeFor[toml.Primitive]()
+		}
+	}
+	return reflect.StructOf(fs)
+})
+
+// contactsField is the index of Config.Contacts.
+func contactsField() int {
+	f, _ := reflect.TypeFor[Config]().FieldByName("Contacts")
+	return f.Index[0]
 }
 
 func fileKeys(fields []field) []string {
@@ -348,7 +476,7 @@ func fileKeys(fields []field) []string {
 			out = append(out, f.key)
 		}
 	}
-	return out
+	return append(out, "contacts.accounts")
 }
 
 // field is one leaf setting found by walking Config's struct tags.
@@ -399,7 +527,13 @@ func fieldsOf(t reflect.Type) []field {
 			switch sf.Type.Kind() {
 			case reflect.String, reflect.Bool, reflect.Int:
 			case reflect.Slice:
-				if sf.Type.Elem().Kind() != reflect.String {
+				switch sf.Type.Elem().Kind() {
+				case reflect.String:
+				case reflect.Struct: // an array of tables: config.toml only
+					if env != "" || fl != "" || sf.Tag.Get("default") != "" {
+						panic("config: a slice of structs comes from config.toml only: " + sf.Name)
+					}
+				default:
 					panic("config: unsupported slice field " + sf.Name)
 				}
 			default:
@@ -505,7 +639,8 @@ func Keys() []KeyInfo {
 		}
 		out = append(out, k)
 	}
-	return out
+	// [[contacts.accounts]] is decoded by hand (decodeFile).
+	return append(out, KeyInfo{TOML: "contacts.accounts", Usage: "CardDAV accounts"})
 }
 
 // KeyInfo describes one setting.

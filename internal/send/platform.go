@@ -78,7 +78,7 @@ func FromConfig(cfg *config.Config, pol PolicySource, names NameResolver, fileDi
 		VerifyTimeout: time.Duration(cfg.SendVerifySeconds) * time.Second,
 	})
 	return New(Options{
-		Home: cfg.Home, Now: cfg.Now, Region: cfg.Region,
+		Home: cfg.Home, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region,
 		Policy: pol, Names: names, Confirmer: confirmer, Sender: sender,
 		FileDirs: fileDirs, RateLimit: cfg.SendRateLimit, Logger: logger,
 	})
