@@ -57,8 +57,6 @@ func (s ScopedRows) noun() string {
 	return "resource"
 }
 
-func (s ScopedRows) inForce() bool { return s.Account.InForce() || s.Name.InForce() }
-
 func fieldNoun(f Field) string {
 	if spec, ok := Lookup(string(f)); ok {
 		return spec.Noun
