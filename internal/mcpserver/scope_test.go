@@ -226,6 +226,12 @@ func TestModernMetaAloneDoesNotNarrow(t *testing.T) {
 		t.Fatalf("out-of-scope get on the wire: %v", get)
 	}
 
+	wider := strings.Replace(modernCall("calendar_probe", `{"op":"list"}`, nil).body, `"_meta":{`, `"_meta":{"tidings/scope":{"calendar_accounts":["Exchange"]},`, 1)
+	w := do(t, ts.URL, rpc{path: "/mcp", headers: modernCall("calendar_probe", "", nil).headers, body: wider}).result()
+	if wm, _ := w["_meta"].(map[string]any); w["isError"] != true || wm[MetaScopeViolation] != true {
+		t.Fatalf("wider narrowing on the wire: %v", w)
+	}
+
 	body := strings.Replace(modernCall("calendar_probe", `{"op":"list"}`, nil).body, `"_meta":{`, `"_meta":{"tidings/scope":{"calendar_accounts":["iCloud"],"calendars":7},`, 1)
 	r := do(t, ts.URL, rpc{path: "/mcp", headers: modernCall("calendar_probe", "", nil).headers, body: body})
 	if r.errCode() != jsonrpc.CodeInvalidParams || !strings.Contains(r.raw, "calendars") {
