@@ -1,12 +1,18 @@
 package mcpserver
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
+	"github.com/tidings-mcp/tidings/internal/scope"
 )
 
 // Profile narrows what a server exposes (--profile FILE). It can only take
@@ -16,6 +22,9 @@ import (
 //	access         = "read"                             # "read" drops write tools; "write" (default) keeps them
 //	allow_external = false                              # false drops open-world tools (default true)
 //	file_dirs      = ["~/Downloads/tidings"]            # folders file-writing tools may write into
+//	web_allow_hosts = ["127.0.0.1:8080"]                # private destinations web_fetch may reach
+//	calendar_accounts = ["iCloud"]                      # scope fields (internal/scope): account names,
+//	calendars      = ["iCloud/Work"]                    # and Account/Name paths; ANDed per service
 type Profile struct {
 	// Path is the file the profile came from.
 	Path string `toml:"-"`
@@ -81,5 +90,46 @@ func LoadProfile(path string) (*Profile, error) {
 		}
 		p.FileDirs[i] = filepath.Clean(d)
 	}
+	// Scope fields (docs/configuration.md, "Profiles"): account fields hold
+	// account names, name fields Account/Name paths. An explicit empty list
+	// stays in force and reaches nothing.
+	fields := p.scopeFields()
+	for _, spec := range scope.Specs {
+		f := spec.Field
+		for _, v := range fields[f] {
+			if err := scope.CheckValue(f, v); err != nil {
+				return nil, fmt.Errorf("profile %s: %s entry %q: %w", path, f, v, err)
+			}
+		}
+	}
+	for _, h := range p.WebAllowHosts {
+		if err := checkHostPort(h); err != nil {
+			return nil, fmt.Errorf("profile %s: web_allow_hosts entry %q %w", path, h, err)
+		}
+	}
 	return p, nil
+}
+
+// checkHostPort accepts "host:port" with a port of 1-65535 written in
+// digits and an IPv6 address in brackets ("[::1]:8080"); the web service
+// compares destinations against these entries (docs/security.md).
+func checkHostPort(s string) error {
+	const want = `must be "host:port" with a numeric port (IPv6 in brackets, e.g. "[::1]:8080")`
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return errors.New(want)
+	}
+	if n, err := strconv.Atoi(port); err != nil || strings.TrimLeft(port, "0123456789") != "" || n < 1 || n > 65535 {
+		return fmt.Errorf("%s: port %q is not 1-65535", want, port)
+	}
+	if strings.HasPrefix(s, "[") {
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+			return fmt.Errorf("%s: only an IPv6 address goes in brackets", want)
+		}
+		return nil
+	}
+	if strings.ContainsAny(host, " \t/@?#[]%") || strings.IndexFunc(host, unicode.IsControl) >= 0 {
+		return fmt.Errorf("%s: %q is not a host name or address", want, host)
+	}
+	return nil
 }

@@ -152,6 +152,14 @@ func newFromTools(tools []Tool, deps *Deps, f Filters) (*Server, error) {
 		}
 	}
 	deps.fill()
+	profile := f.Profile
+	if profile == nil {
+		profile = deps.Profile
+	}
+	base, err := profile.Scope()
+	if err != nil {
+		return nil, fmt.Errorf("profile scope: %w", err)
+	}
 	sel, err := Select(tools, f)
 	if err != nil {
 		return nil, err
@@ -179,6 +187,8 @@ func newFromTools(tools []Tool, deps *Deps, f Filters) (*Server, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Logger:       deps.Logger,
 	})
+	// Every tools/call carries its effective scope (scope.go).
+	s.AddReceivingMiddleware(scopeCalls(base))
 	for _, t := range sel.Tools {
 		t.register(s, t.Def(), deps)
 	}
