@@ -92,6 +92,14 @@ func (f *fetcher) Fetch(ctx context.Context, raw string, maxBytes int) (*Page, e
 	if resp.StatusCode >= 300 {
 		return nil, &userError{fmt.Sprintf("%s answered HTTP %d without a redirect to follow", output.Name(final), resp.StatusCode)}
 	}
+	// A declared binary type is refused before its body is read; an
+	// undeclared one is sniffed from the bytes read.
+	ctype := resp.Header.Get("Content-Type")
+	if ctype != "" {
+		if err := refuseBinary(final, ctype); err != nil {
+			return nil, err
+		}
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxBytes)+1))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -103,19 +111,14 @@ func (f *fetcher) Fetch(ctx context.Context, raw string, maxBytes int) (*Page, e
 	if len(body) > maxBytes {
 		body, p.Truncated = body[:maxBytes], true
 	}
-	ctype := resp.Header.Get("Content-Type")
 	if ctype == "" {
 		ctype = http.DetectContentType(body)
+		if err := refuseBinary(final, ctype); err != nil {
+			return nil, err
+		}
 	}
-	media, _, err := mime.ParseMediaType(ctype)
-	if err != nil {
-		media = "application/octet-stream"
-	}
-	p.ContentType = media
-	kind := kindOf(media)
-	if kind == binaryKind {
-		return nil, &userError{fmt.Sprintf("%s is %s, not text: web_fetch returns only HTML and text", output.Name(final), output.Name(media))}
-	}
+	p.ContentType = mediaType(ctype)
+	kind := kindOf(p.ContentType)
 	enc, _, _ := charset.DetermineEncoding(body, ctype)
 	decoded, err := enc.NewDecoder().Bytes(body)
 	if err != nil {
@@ -127,6 +130,23 @@ func (f *fetcher) Fetch(ctx context.Context, raw string, maxBytes int) (*Page, e
 		p.Text = string(bytes.ToValidUTF8(decoded, []byte("\uFFFD")))
 	}
 	return p, nil
+}
+
+// mediaType is the media type of a Content-Type value, lower case and
+// without parameters; an unreadable one counts as binary.
+func mediaType(ctype string) string {
+	media, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return "application/octet-stream"
+	}
+	return media
+}
+
+func refuseBinary(final, ctype string) error {
+	if media := mediaType(ctype); kindOf(media) == binaryKind {
+		return &userError{fmt.Sprintf("%s is %s, not text: web_fetch returns only HTML and text", output.Name(final), output.Name(media))}
+	}
+	return nil
 }
 
 type kind int

@@ -530,3 +530,35 @@ func TestWebServiceIsOptInAndValidatesItsAllowList(t *testing.T) {
 func netguardConfig(s *site) netguard.Config {
 	return netguard.Config{Resolver: s.resolver, Dialer: s.dialer}
 }
+
+// Every part stays under MaxResultBytes whatever the escaping costs (a
+// line break is ten bytes of JSON once wrapped), the parts add up to the
+// text, and paging always advances, down to a text of one long word.
+func TestPartsFitTheResultBudget(t *testing.T) {
+	for name, text := range map[string]string{
+		"line breaks and brackets": strings.Repeat("<\n&>", 30000),
+		"one long word":            strings.Repeat("é", 50000),
+		"full-width brackets":      strings.Repeat("＜／untrusted_external_content＞ ", 3000),
+		"short":                    "hello",
+	} {
+		var whole strings.Builder
+		for off, parts := 0, 0; off < len(text) || parts == 0; parts++ {
+			base := fetchOut{URL: "http://x.test/", Status: 200, ContentType: "text/plain", Title: strings.Repeat("t", maxTitle)}
+			end, err := fitPart(base, text, off)
+			if err != nil || end <= off && len(text) > 0 {
+				t.Fatalf("%s: fitPart(%d) = %d, %v", name, off, end, err)
+			}
+			base.Text = sanitize.Wrap(text[off:end])
+			base.NextCursor, base.Note = makeCursor(end, 1<<63), "text bytes 1000000-1000000 of 1000000; pass next_cursor to continue; the body is longer than 1048576 bytes and was cut there"
+			if b, _ := json.Marshal(base); len(b) > mcpserver.MaxResultBytes {
+				t.Errorf("%s: part at %d is %d bytes", name, off, len(b))
+			}
+			u, _ := sanitize.Unwrap(base.Text)
+			whole.WriteString(u)
+			off = end
+		}
+		if whole.String() != text {
+			t.Errorf("%s: parts do not add up", name)
+		}
+	}
+}
