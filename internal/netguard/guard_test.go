@@ -239,3 +239,17 @@ func TestAllowEntriesAreValidated(t *testing.T) {
 		}
 	}
 }
+
+// The client never goes through a proxy: with HTTP_PROXY set, the guard
+// would otherwise check (and the transport dial) the proxy's address
+// instead of the destination's.
+func TestClientUsesNoProxy(t *testing.T) {
+	g, err := netguard.New(netguard.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := g.Client(time.Second).Transport.(*http.Transport)
+	if !ok || tr.Proxy != nil || tr.DialContext == nil || tr.DialTLSContext != nil {
+		t.Errorf("transport = %+v: want no proxy and only the guarded DialContext", tr)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -79,7 +80,7 @@ func (f *fetcher) Fetch(ctx context.Context, raw string, maxBytes int) (*Page, e
 		if re, ok := errors.AsType[*netguard.RefusedError](err); ok {
 			return nil, re
 		}
-		if ctx.Err() != nil {
+		if timedOut(ctx, err) {
 			return nil, &userError{fmt.Sprintf("fetching %s took longer than %s", output.Name(u.Redacted()), Timeout)}
 		}
 		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
@@ -102,7 +103,7 @@ func (f *fetcher) Fetch(ctx context.Context, raw string, maxBytes int) (*Page, e
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxBytes)+1))
 	if err != nil {
-		if ctx.Err() != nil {
+		if timedOut(ctx, err) {
 			return nil, &userError{fmt.Sprintf("fetching %s took longer than %s", output.Name(final), Timeout)}
 		}
 		return nil, fmt.Errorf("read %s: %w", final, err)
@@ -130,6 +131,13 @@ func (f *fetcher) Fetch(ctx context.Context, raw string, maxBytes int) (*Page, e
 		p.Text = string(bytes.ToValidUTF8(decoded, []byte("\uFFFD")))
 	}
 	return p, nil
+}
+
+// timedOut: the fetch's own deadline passed (not a cancellation by the
+// caller, which is reported as the error it is).
+func timedOut(ctx context.Context, err error) bool {
+	var ne net.Error
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // mediaType is the media type of a Content-Type value, lower case and
