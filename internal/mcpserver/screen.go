@@ -180,9 +180,6 @@ func (r *screenReader) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		if q := quoteHugeNumbers(line); q != nil {
-			line = append(q, '\n')
-		}
 		r.pending = line
 	}
 	n := copy(p, r.pending)

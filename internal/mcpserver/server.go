@@ -57,7 +57,9 @@ type StackOptions struct {
 // NewStack returns a go-sdk server with Tidings' protocol hygiene applied:
 // explicit capabilities (go-sdk would otherwise advertise logging) and a
 // middleware that answers -32601 for methods of capabilities not advertised
-// (go-sdk answers an empty prompts/list even when prompts are not offered).
+// (go-sdk answers an empty prompts/list even when prompts are not offered),
+// and quoteHugeArguments, so a tool argument beyond 2^53 reaches the
+// coercion as written on every transport.
 func NewStack(o StackOptions) *mcp.Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -74,7 +76,7 @@ func NewStack(o StackOptions) *mcp.Server {
 		SubscribeHandler:   o.SubscribeHandler,
 		UnsubscribeHandler: o.UnsubscribeHandler,
 	})
-	s.AddReceivingMiddleware(gateCapabilities(caps))
+	s.AddReceivingMiddleware(gateCapabilities(caps), quoteHugeArguments)
 	return s
 }
 
