@@ -82,10 +82,10 @@ var ErrNoReverse = errors.New("reverse geocoding is not available: the configure
 
 // Client talks to one configured geocoder. It is safe for concurrent use.
 type Client struct {
-	kind       string
-	base       *url.URL
-	reverse    *url.URL // nil: no reverse lookup
-	hc         *http.Client
+	kind    string
+	base    *url.URL
+	reverse *url.URL // nil: no reverse lookup
+	hc      *http.Client
 }
 
 // New checks cfg and returns a client using hc (nil: a client with
