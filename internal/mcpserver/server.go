@@ -17,6 +17,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -139,7 +140,7 @@ func New(deps *Deps, f Filters, services ...Service) (*Server, error) {
 	tools := Inventory()
 	for _, svc := range services {
 		for _, t := range svc.Tools {
-			t.service, t.unavailable, t.optIn = svc.Name, svc.Unavailable, !svc.Default
+			t.service, t.unavailable, t.optIn = svc.Name, cmp.Or(svc.Unavailable, t.Unavailable), !svc.Default
 			tools = append(tools, t)
 		}
 	}
