@@ -640,13 +640,18 @@ func (c *limitConn) Close() error {
 }
 
 // screenBody answers a body that is not one JSON-RPC message (see
-// screenMessage) and reports false; otherwise it returns the body
-// unchanged (tool arguments above 2^53 are kept as written by
-// quoteHugeArguments, behind every transport).
+// screenMessage) and reports false; otherwise it returns the body the SDK
+// will read, with tool arguments above 2^53 kept as written
+// (quoteHugeMessage), and r.Body set to it.
 func screenBody(w http.ResponseWriter, r *http.Request, body []byte, batchOK bool) ([]byte, bool) {
 	if code, text := screenMessage(body, batchOK); code != 0 {
 		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
 		return nil, false
+	}
+	if q := quoteHugeMessage(body); q != nil {
+		body = q
+		r.Body = io.NopCloser(bytes.NewReader(q))
+		r.ContentLength = int64(len(q))
 	}
 	return body, true
 }

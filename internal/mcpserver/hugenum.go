@@ -35,6 +35,45 @@ func quoteHugeArguments(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// quoteHugeMessage is quoteHugeNumbers applied to one whole tools/call
+// message on the wire (the stdio and HTTP screens), or nil when the message
+// is anything else or nothing changed (then it is not re-encoded). The
+// middleware alone is not enough: go-sdk's Streamable HTTP handler decodes
+// a 2026-07-28 request's params to check its Mcp-Name header before any
+// middleware runs, and answers 1e309 with "-32020 failed to extract name";
+// quoted on the wire first, the request reaches the coercion.
+func quoteHugeMessage(msg []byte) []byte {
+	if !hasDigitRun(msg, 15) && !hasExponent(msg) {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil {
+		return nil
+	}
+	var method string
+	if json.Unmarshal(top["method"], &method) != nil || method != "tools/call" {
+		return nil
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(top["params"], &params) != nil || params["arguments"] == nil {
+		return nil
+	}
+	q := quoteHugeNumbers(params["arguments"])
+	if q == nil {
+		return nil
+	}
+	params["arguments"] = q
+	var err error
+	if top["params"], err = json.Marshal(params); err != nil {
+		return nil
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
 // quoteHugeNumbers returns the arguments object args with every number
 // above 2^53 in magnitude (including those beyond float64's range) turned
 // into a string of its text, or nil when nothing changed: arguments

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -184,5 +185,20 @@ func TestEveryBadNumberIsOneSentenceNamingTheParameter(t *testing.T) {
 			text, _ = c[0].(map[string]any)["text"].(string)
 		}
 		wantOneNumberSentence(t, "stdio batch "+n, isErr, text, "limit")
+	}
+
+	// Streamable HTTP, 2026-07-28: go-sdk decodes params for the Mcp-Name
+	// check before any middleware, so the wire quoting must stay too.
+	ts := httptest.NewServer(NewHTTPHandler(srv.SDK, HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	for _, n := range badNumbers {
+		r := do(t, ts.URL, modernCall("limit_echo", `{"limit":`+n+`}`, nil))
+		res := r.result()
+		isErr, _ := res["isError"].(bool)
+		var text string
+		if c, _ := res["content"].([]any); len(c) == 1 {
+			text, _ = c[0].(map[string]any)["text"].(string)
+		}
+		wantOneNumberSentence(t, "HTTP "+n+" "+r.raw, isErr, text, "limit")
 	}
 }

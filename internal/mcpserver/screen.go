@@ -180,6 +180,9 @@ func (r *screenReader) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		if q := quoteHugeMessage(line); q != nil {
+			line = append(q, '\n')
+		}
 		r.pending = line
 	}
 	n := copy(p, r.pending)
