@@ -21,6 +21,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,18 @@ type Place struct {
 	Timezone  string
 	Latitude  float64
 	Longitude float64
+}
+
+// Label is the place as one line: "name, region, country", leaving out
+// empty and repeated parts.
+func (p Place) Label() string {
+	parts := make([]string, 0, 3)
+	for _, s := range []string{p.Name, p.Admin1, p.Country} {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ErrNoReverse is returned by Reverse when the configured geocoder offers
@@ -141,7 +154,7 @@ func (c *Client) Kind() string { return c.kind }
 
 // Endpoint reports the search base URL (for get_status; no secrets live
 // in it by construction of the config).
-func (c *Client) Endpoint() string { return c.base.String() }
+func (c *Client) Endpoint() string { return c.base.Redacted() }
 
 // CanReverse reports whether Reverse can work.
 func (c *Client) CanReverse() bool { return c.reverse != nil }
