@@ -130,4 +130,3 @@ func call(t *testing.T, cs *mcp.ClientSession, name, args string) (bool, string,
 	json.Unmarshal(b, &data)
 	return res.IsError, text, data
 }
-
