@@ -76,7 +76,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 			}
 		case "/wx/forecast":
 			if q.Get("latitude") == "-33.5" { // the weather service itself failing
-				http.Error(w, "no", 502)
+				http.Error(w, "no", http.StatusBadGateway)
 				return
 			}
 			switch {
