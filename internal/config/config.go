@@ -85,6 +85,12 @@ type Config struct {
 
 	Embedder Embedder `toml:"embedder"`
 
+	// The geocoder, weather and maps services (internal/geocode,
+	// internal/weather, internal/maps; docs/configuration.md).
+	Geocoder Geocoder `toml:"geocoder"`
+	Weather  Weather  `toml:"weather"`
+	Maps     Maps     `toml:"maps"`
+
 	// The optional generated dossier summary (internal/dossier): an
 	// OpenAI-compatible chat endpoint, off unless URL and model are both
 	// set; the API key is read from the environment only.
@@ -127,6 +133,25 @@ type Embedder struct {
 	URL       string `toml:"url" env:"TIDINGS_EMBEDDER_URL" flag:"embedder-url" usage:"OpenAI-compatible /v1/embeddings base URL (embedder=http)"`
 	Model     string `toml:"model" env:"TIDINGS_EMBEDDER_MODEL" flag:"embedder-model" usage:"embedding model name or model folder"`
 	APIKeyEnv string `toml:"api_key_env" env:"TIDINGS_EMBEDDER_API_KEY_ENV" flag:"embedder-api-key-env" usage:"name of the environment variable holding the embedder API key"`
+}
+
+// Geocoder is the shared geocoder of the weather and maps services. Its
+// URLs are the user's choice and trusted (no SSRF refusal).
+type Geocoder struct {
+	Kind       string `toml:"kind" env:"TIDINGS_GEOCODER_KIND" default:"open-meteo" usage:"geocoder dialect: open-meteo or nominatim"`
+	BaseURL    string `toml:"base_url" env:"TIDINGS_GEOCODER_URL" usage:"geocoder base URL (default: the kind's public service)"`
+	ReverseURL string `toml:"reverse_url" env:"TIDINGS_GEOCODER_REVERSE_URL" usage:"Nominatim-compatible base URL for reverse lookups (default: base_url for nominatim, none for open-meteo)"`
+}
+
+// Weather configures the weather service (open-meteo's forecast API).
+type Weather struct {
+	BaseURL string `toml:"base_url" env:"TIDINGS_WEATHER_URL" default:"https://api.open-meteo.com/v1" usage:"open-meteo forecast API base URL"`
+}
+
+// Maps configures the maps links maps_get_directions and maps_open build.
+type Maps struct {
+	Provider string `toml:"provider" env:"TIDINGS_MAPS_PROVIDER" usage:"maps links: apple or openstreetmap (default: apple on macOS, else openstreetmap)"`
+	BaseURL  string `toml:"base_url" env:"TIDINGS_MAPS_URL" usage:"https base URL of the maps site (default: the provider's)"`
 }
 
 // FileName is the config file's name inside Home.

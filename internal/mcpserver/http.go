@@ -642,13 +642,13 @@ func (c *limitConn) Close() error {
 // screenBody answers a body that is not one JSON-RPC message (see
 // screenMessage) and reports false; otherwise it returns the body the SDK
 // will read, with tool arguments above 2^53 kept as written
-// (quoteHugeNumbers), and r.Body set to it.
+// (quoteHugeMessage), and r.Body set to it.
 func screenBody(w http.ResponseWriter, r *http.Request, body []byte, batchOK bool) ([]byte, bool) {
 	if code, text := screenMessage(body, batchOK); code != 0 {
 		writeRPCError(w, http.StatusBadRequest, nullID, code, text, nil)
 		return nil, false
 	}
-	if q := quoteHugeNumbers(body); q != nil {
+	if q := quoteHugeMessage(body); q != nil {
 		body = q
 		r.Body = io.NopCloser(bytes.NewReader(q))
 		r.ContentLength = int64(len(q))

@@ -2,23 +2,47 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math/big"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // maxExact is 2^53, the largest magnitude below which every integer has
 // its own IEEE double (docs/security.md, "Input coercion").
 var maxExact = new(big.Float).SetInt64(1 << 53)
 
-// quoteHugeNumbers keeps a tool argument's number above 2^53 in magnitude
-// as the text it was written in. go-sdk decodes arguments into float64
-// before the handler sees them, and 2^53+1 rounds to exactly 2^53, which the
-// coercion then accepts; as a string of the same text, coerce reads it as
-// written and refuses it with a sentence naming the parameter. Only the
-// arguments of a tools/call change; every other message, and any line
-// without a run of fifteen digits or an exponent (all but a few), is returned as nil:
-// unchanged, never re-encoded.
-func quoteHugeNumbers(msg []byte) []byte {
+// quoteHugeArguments is the receiving middleware (installed by NewStack)
+// that keeps every tools/call argument number above 2^53 in magnitude as
+// the text it was written in, whatever carried the request: stdio, HTTP,
+// a 2025-03-26 batch, an in-process transport. go-sdk decodes arguments
+// into float64 before the handler sees them, so 2^53+1 would round to
+// exactly 2^53 (which the coercion then accepts) and 1e309 would fail
+// with the decoder's "cannot unmarshal … Go struct field" text; as a
+// string of the same text, coerce reads it as written and refuses it with
+// one sentence naming the parameter. It works on the raw arguments of the
+// request, before go-sdk's schema validation, so every tool built with
+// Define gets it and no tool handles it itself.
+func quoteHugeArguments(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ct, ok := req.(*mcp.CallToolRequest); ok && ct.Params != nil {
+			if q := quoteHugeNumbers(ct.Params.Arguments); q != nil {
+				ct.Params.Arguments = q
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// quoteHugeMessage is quoteHugeNumbers applied to one whole tools/call
+// message on the wire (the stdio and HTTP screens), or nil when the message
+// is anything else or nothing changed (then it is not re-encoded). The
+// middleware alone is not enough: go-sdk's Streamable HTTP handler decodes
+// a 2026-07-28 request's params to check its Mcp-Name header before any
+// middleware runs, and answers 1e309 with "-32020 failed to extract name";
+// quoted on the wire first, the request reaches the coercion.
+func quoteHugeMessage(msg []byte) []byte {
 	if !hasDigitRun(msg, 15) && !hasExponent(msg) {
 		return nil
 	}
@@ -34,22 +58,12 @@ func quoteHugeNumbers(msg []byte) []byte {
 	if json.Unmarshal(top["params"], &params) != nil || params["arguments"] == nil {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(params["arguments"]))
-	dec.UseNumber()
-	var args any
-	if dec.Decode(&args) != nil {
+	q := quoteHugeNumbers(params["arguments"])
+	if q == nil {
 		return nil
 	}
-	changed := false
-	args = quoteHuge(args, &changed)
-	if !changed {
-		return nil
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil
-	}
-	params["arguments"] = b
+	params["arguments"] = q
+	var err error
 	if top["params"], err = json.Marshal(params); err != nil {
 		return nil
 	}
@@ -58,6 +72,33 @@ func quoteHugeNumbers(msg []byte) []byte {
 		return nil
 	}
 	return out
+}
+
+// quoteHugeNumbers returns the arguments object args with every number
+// above 2^53 in magnitude (including those beyond float64's range) turned
+// into a string of its text, or nil when nothing changed: arguments
+// without a run of fifteen digits or an exponent (all but a few) are
+// returned as nil without being decoded.
+func quoteHugeNumbers(args json.RawMessage) json.RawMessage {
+	if !hasDigitRun(args, 15) && !hasExponent(args) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	changed := false
+	v = quoteHuge(v, &changed)
+	if !changed {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func quoteHuge(v any, changed *bool) any {

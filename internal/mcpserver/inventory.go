@@ -109,6 +109,11 @@ type Tool struct {
 	// as strings). Leave nil to infer.
 	InputSchema  any
 	OutputSchema any
+	// Unavailable, set by a service on one of its tools, keeps just that
+	// tool out with this one-sentence reason while the service's other
+	// tools work (maps_open without an opener on PATH); the service's own
+	// Service.Unavailable wins when both are set.
+	Unavailable string
 
 	register func(s *mcp.Server, def *mcp.Tool, d *Deps)
 

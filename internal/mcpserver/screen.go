@@ -180,7 +180,7 @@ func (r *screenReader) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		if q := quoteHugeNumbers(line); q != nil {
+		if q := quoteHugeMessage(line); q != nil {
 			line = append(q, '\n')
 		}
 		r.pending = line

@@ -17,6 +17,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -57,7 +58,9 @@ type StackOptions struct {
 // NewStack returns a go-sdk server with Tidings' protocol hygiene applied:
 // explicit capabilities (go-sdk would otherwise advertise logging) and a
 // middleware that answers -32601 for methods of capabilities not advertised
-// (go-sdk answers an empty prompts/list even when prompts are not offered).
+// (go-sdk answers an empty prompts/list even when prompts are not offered),
+// and quoteHugeArguments, so a tool argument beyond 2^53 reaches the
+// coercion as written on every transport.
 func NewStack(o StackOptions) *mcp.Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -74,7 +77,7 @@ func NewStack(o StackOptions) *mcp.Server {
 		SubscribeHandler:   o.SubscribeHandler,
 		UnsubscribeHandler: o.UnsubscribeHandler,
 	})
-	s.AddReceivingMiddleware(gateCapabilities(caps))
+	s.AddReceivingMiddleware(gateCapabilities(caps), quoteHugeArguments)
 	return s
 }
 
@@ -137,7 +140,7 @@ func New(deps *Deps, f Filters, services ...Service) (*Server, error) {
 	tools := Inventory()
 	for _, svc := range services {
 		for _, t := range svc.Tools {
-			t.service, t.unavailable, t.optIn = svc.Name, svc.Unavailable, !svc.Default
+			t.service, t.unavailable, t.optIn = svc.Name, cmp.Or(svc.Unavailable, t.Unavailable), !svc.Default
 			tools = append(tools, t)
 		}
 	}

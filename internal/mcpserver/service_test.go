@@ -23,7 +23,9 @@ func fakeServiceTool(name string, ts Toolset) Tool {
 // reason (docs/architecture.md, "How to add a service").
 func TestServiceToolsRegisterOnlyWhenTheyCanWork(t *testing.T) {
 	system := Service{Name: "system", Default: true, Tools: []Tool{fakeServiceTool("permissions_check", ToolsetSystem)}}
-	web := Service{Name: "web", Tools: []Tool{fakeServiceTool("web_fetch", ToolsetWeb)}}
+	webOpen := fakeServiceTool("web_open", ToolsetWeb)
+	webOpen.Unavailable = "no opener on PATH" // one tool of a working service
+	web := Service{Name: "web", Tools: []Tool{fakeServiceTool("web_fetch", ToolsetWeb), webOpen}}
 	mail := Service{Name: "mail", Default: true, Unavailable: "no [[mail.accounts]] in config.toml",
 		Tools: []Tool{fakeServiceTool("mail_search", ToolsetMail)}}
 	for _, tc := range []struct {
@@ -40,6 +42,7 @@ func TestServiceToolsRegisterOnlyWhenTheyCanWork(t *testing.T) {
 		{"named opt-in toolset registers", []string{"web", "mail"}, map[string]string{
 			"permissions_check": `toolset "system" is not enabled`,
 			"web_fetch":         "",
+			"web_open":          "unavailable: no opener on PATH",
 			"mail_search":       "unavailable: no [[mail.accounts]] in config.toml",
 			"search_messages":   `toolset "messages" is not enabled`,
 		}},
