@@ -23,12 +23,8 @@ import (
 // index is opened with it as its Policy, see openIndex, and the service
 // checks every result with it again), the contacts book, the dossier
 // store in the index file, and the chat.db reader that finds attachment
-// files. serveService runs after index.go's hook, which opened the index.
-
-func init() {
-	addServeHook("service", serveService)
-	addServeHook("send", serveSend) // after "service": it uses env.Contacts
-}
+// files. serveService runs after the index step (serveSteps, serve.go), which
+// opened the index; serveSend runs after it and shares env.Contacts.
 
 // policySource loads the read policy of a folder lazily, so a policy that
 // cannot be loaded at start fails the reads (closed) instead of the
