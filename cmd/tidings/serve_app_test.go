@@ -141,3 +141,25 @@ func TestDoctorRunsServiceChecks(t *testing.T) {
 		t.Errorf("doctor results = %+v, want the probe service's check after the process's own", res)
 	}
 }
+
+// `serve --demo` serves the listed services that need no network as it
+// does otherwise, built after the demo step: they see the demo's home
+// (its config), not the person's (docs/configuration.md, "Demo mode").
+func TestServeDemoServesTheServices(t *testing.T) {
+	withServices(t, probeService)
+	root := t.TempDir()
+	home := filepath.Join(root, "tidings")
+	m, _, _ := testMain(t, map[string]string{"HOME": root, "TIDINGS_HOME": home})
+	if err := m.Run(t.Context(), []string{"demo", "--messages", "2000"}); err != nil {
+		t.Fatal(err)
+	}
+	c := startClient(t, map[string]string{"HOME": root, "TIDINGS_HOME": home}, "--demo")
+	got := c.mustCall("probe_local", map[string]any{"text": "x"})
+	if got["home"] != filepath.Join(home, "demo") {
+		t.Errorf("probe_local ran with home %v, want the demo's %s", got["home"], filepath.Join(home, "demo"))
+	}
+	st := c.mustCall("get_status", nil)
+	if svcs, _ := st["services"].(map[string]any); svcs == nil || svcs["probe"] == nil {
+		t.Errorf("get_status services = %v", st["services"])
+	}
+}

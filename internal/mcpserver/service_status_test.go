@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -156,5 +157,33 @@ func TestBridgedToolForwardsToTheHelper(t *testing.T) {
 	ok(t, connect(t, inproc.SDK), "echo_store", map[string]any{"text": "hi"}, &out)
 	if out.Where != "serve" {
 		t.Errorf("without BridgeCall the tool ran in %q", out.Where)
+	}
+}
+
+// Over HTTP (a 2026-07-28 request), a forwarded Bridged tool and
+// get_status' services answer as they do in memory and on stdio.
+func TestServiceToolsAndStatusOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	svc := Service{Name: "utilities", Tools: []Tool{bridgedEcho("serve")},
+		Status: func(context.Context) ServiceStatus { return ServiceStatus{State: "ready"} }}
+	helper, err := NewBridgedServer(ctx, &Deps{}, Service{Name: "utilities", Tools: []Tool{bridgedEcho("helper")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer helper.Close()
+	srv, err := New(&Deps{BridgeCall: helper.Call}, Filters{Toolsets: []string{"utilities", "status"}}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(NewHTTPHandler(srv.SDK, HTTPOptions{}))
+	defer ts.Close()
+	res := do(t, ts.URL, modernCall("echo_store", `{"text":"hi"}`, nil)).result()
+	if sc, _ := res["structuredContent"].(map[string]any); sc["where"] != "helper" || sc["echo"] != "hi" {
+		t.Errorf("echo_store over HTTP = %v", res)
+	}
+	res = do(t, ts.URL, modernCall("get_status", `{}`, nil)).result()
+	sc, _ := res["structuredContent"].(map[string]any)
+	if svcs, _ := sc["services"].(map[string]any); svcs == nil || svcs["utilities"].(map[string]any)["state"] != "ready" {
+		t.Errorf("get_status services over HTTP = %v", sc["services"])
 	}
 }
