@@ -290,31 +290,14 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		return nil, nil, err
 	}
 	closers = append(closers, closeSrcs)
-	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Region: cfg.Region, Logger: h.logger}
-	if fb := contactBook(cfg, ix, h.logger); fb != nil {
-		opts.Contacts = fb
-	}
-	if ds, err := service.OpenDossierStore(ctx, h.index, cfg.Now); err != nil {
-		h.logger.Warn("dossiers will not be kept between calls", "err", err)
-	} else {
-		opts.Dossiers = ds
-		closers = append(closers, func() { ds.Close() })
-	}
-	if r := attachmentReader(ctx, cfg, h.logger); r != nil {
-		opts.Attachments = r
-		closers = append(closers, func() { r.Close() })
-	}
-	if opts.Summarizer, err = dossierSummarizer(cfg); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	svc, err := service.New(opts)
+	svc, closeSvc, err := newQueryLayer(ctx, cfg, ix, h.logger, queryLayerOptions{gate: gate, dossierPath: h.index, push: true})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	if opts.Contacts != nil {
-		if _, err := opts.Contacts.Book(ctx); err != nil { // loads the cards into the index
+	closers = append(closers, closeSvc)
+	if book := svc.Contacts(); book != nil {
+		if _, err := book.Book(ctx); err != nil { // loads the cards into the index
 			h.logger.Warn("contacts", "err", err)
 		}
 	}
