@@ -25,11 +25,10 @@ func init() {
 		summary: "bridge client and installer: call ACTION [PARAMS_JSON] | install | uninstall",
 		run:     runBridge,
 	})
-	addServeHook("bridge", serveBridge)
 }
 
-// serveBridge sets `tidings serve --bridge DIR` up: every tool answers
-// through the helper in DIR, and this process opens neither chat.db nor
+// serveBridge sets `tidings serve --bridge DIR` up: every message tool
+// and every Bridged service tool answers through the helper in DIR, and this process opens neither chat.db nor
 // the index (the index hook and the checks skip them in bridge mode). A
 // helper that speaks another major protocol version stops the server
 // (fail closed); one that is not running yet is only a warning, since the
@@ -67,6 +66,12 @@ func serveBridge(ctx context.Context, env *ServeEnv) error {
 	env.Deps.Checks = remote.checks
 	env.Deps.Send = bridge.RemoteSend{C: c}
 	env.Deps.Messages = bridge.RemoteMessages{C: c}
+	// Bridged service tools answer through the helper, which runs the same
+	// tool (helperToolExtensions): the helper owns every service's sync,
+	// secrets and stores.
+	env.Deps.BridgeCall = func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return bridge.ForwardTool(ctx, c, tool, args)
+	}
 	return nil
 }
 

@@ -26,9 +26,6 @@ func init() {
 		summary: "write a synthetic, deterministic chat.db + contacts.vcf to try Tidings without personal data",
 		run:     runDemo,
 	})
-	// Between the bridge hook and the index hook: it points the
-	// configuration at the demo data before the index is opened.
-	addServeHook("demo", serveDemo)
 }
 
 func runDemo(ctx context.Context, m *Main, args []string) error {

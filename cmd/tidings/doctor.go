@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
 
+	"github.com/tidings-mcp/tidings/internal/app"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
@@ -22,47 +24,43 @@ func init() {
 		summary: "check configuration, data sources and permissions; print each problem with its fix",
 		run:     runDoctor,
 	})
-	registerCheck("config", checkConfig)
-	registerCheck("home", checkHome)
-	registerCheck("imessage", checkIMessage)
-	registerCheck("sources", checkSources)
-	registerCheck("access", checkAccess)
-	registerCheck("http", checkHTTP)
 }
 
-// A doctorCheck inspects one area and reports one or more results. It must
-// not change anything and must not print message content.
-type doctorCheck struct {
-	name string
-	run  func(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult
+// doctorChecks are the process's own checks, in this order, for `tidings
+// doctor` and get_status' checks; each service's checks follow them
+// (mcpserver.ServiceChecks over app.Services). They must not change
+// anything or print message content (docs/architecture.md, "How to add a
+// doctor check"). The order is this list, never init order.
+var doctorChecks = []app.Check{
+	{Name: "config", Run: checkConfig},
+	{Name: "home", Run: checkHome},
+	{Name: "imessage", Run: checkIMessage},
+	{Name: "sources", Run: checkSources},
+	{Name: "access", Run: checkAccess},
+	{Name: "http", Run: checkHTTP},
+	{Name: "index", Run: checkIndex}, // index.go
 }
 
-var doctorChecks []doctorCheck
-
-// registerCheck adds a check to `tidings doctor` and to get_status's
-// checks. Call it from the init function of the file that owns the area
-// (an adapter around imessage.Check or contacts.Check lives next to the
-// command that uses that package). Checks run in registration order.
-func registerCheck(name string, run func(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult) {
-	doctorChecks = append(doctorChecks, doctorCheck{name, run})
-}
-
-// runChecks runs every registered check. A panicking check is reported as
-// failed instead of taking the server down.
+// runChecks runs every check of doctorChecks. A panicking check is
+// reported as failed instead of taking the server down.
 func runChecks(ctx context.Context, cfg *config.Config) []mcpserver.CheckResult {
-	var out []mcpserver.CheckResult
-	for _, c := range doctorChecks {
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					out = append(out, mcpserver.CheckResult{Name: c.name, Status: "fail", Detail: fmt.Sprintf("check crashed: %v", r),
-						Fix: "report this as a bug with the output of tidings doctor"})
-				}
-			}()
-			out = append(out, c.run(ctx, cfg)...)
-		}()
+	return app.RunChecks(ctx, cfg, doctorChecks)
+}
+
+// doctorServiceChecks builds the services of app.Services as serve would
+// and runs their checks. A service that cannot be built (wrong
+// configuration) is itself the finding.
+func doctorServiceChecks(ctx context.Context, cfg *config.Config, logger *slog.Logger) []mcpserver.CheckResult {
+	var profile *mcpserver.Profile
+	if cfg.Profile != "" {
+		profile, _ = mcpserver.LoadProfile(cfg.Profile) // checkAccess reports a profile that cannot be read
 	}
-	return out
+	svcs, err := app.BuildServices(app.NewServiceEnv(cfg, logger, profile), app.Services)
+	if err != nil {
+		return []mcpserver.CheckResult{{Name: "services", Status: "fail", Detail: err.Error(),
+			Fix: "correct the named setting in config.toml"}}
+	}
+	return mcpserver.ServiceChecks(ctx, svcs)
 }
 
 func runDoctor(ctx context.Context, m *Main, args []string) error {
@@ -83,7 +81,7 @@ func runDoctor(ctx context.Context, m *Main, args []string) error {
 		results = []mcpserver.CheckResult{{Name: "config", Status: "fail", Detail: err.Error(),
 			Fix: "correct the named setting in config.toml, the environment variable or the flag"}}
 	} else {
-		results = runChecks(ctx, cfg)
+		results = append(runChecks(ctx, cfg), doctorServiceChecks(ctx, cfg, newLogger(m.Stderr, cfg.LogLevel))...)
 	}
 	failed := 0
 	for _, r := range results {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/app"
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
@@ -94,6 +96,12 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 	}
 	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv, watch: *watch, index: helperIndexPath(*indexFlag, dir, m.Getenv),
 		readyWait: helperReadyWait}
+	tools, err := helperTools(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer tools.Close()
+	h.tools = tools
 	w, err := bridge.NewWorker(bridge.Options{
 		Dir:           dir,
 		Role:          m.Getenv(bridge.RoleEnv),
@@ -157,6 +165,21 @@ type helperData struct {
 
 	storeMu sync.Mutex
 	store   *policy.Store // the bridge folder's read policy, once loaded
+
+	// tools runs the Bridged tools of app.Services for `serve --bridge`.
+	tools *mcpserver.BridgedServer
+}
+
+// helperTools builds the services of app.Services exactly as serve does
+// (app.BuildServices, app.NewServiceEnv) and an in-process MCP server of
+// their Bridged tools, which the helper's 1.3 actions of the same names
+// call: serve --bridge and serve in-process run one code path.
+func helperTools(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*mcpserver.BridgedServer, error) {
+	svcs, err := app.BuildServices(app.NewServiceEnv(cfg, logger, nil), app.Services)
+	if err != nil {
+		return nil, err
+	}
+	return mcpserver.NewBridgedServer(ctx, &mcpserver.Deps{Config: cfg, Version: Version, Now: cfg.Now, Logger: logger}, svcs...)
 }
 
 // policy returns the bridge folder's read-policy store. A store reloads
@@ -267,31 +290,14 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		return nil, nil, err
 	}
 	closers = append(closers, closeSrcs)
-	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: h.logger}
-	if fb := contactBook(cfg, ix, h.logger); fb != nil {
-		opts.Contacts = fb
-	}
-	if ds, err := service.OpenDossierStore(ctx, h.index, cfg.Now); err != nil {
-		h.logger.Warn("dossiers will not be kept between calls", "err", err)
-	} else {
-		opts.Dossiers = ds
-		closers = append(closers, func() { ds.Close() })
-	}
-	if r := attachmentReader(ctx, cfg, h.logger); r != nil {
-		opts.Attachments = r
-		closers = append(closers, func() { r.Close() })
-	}
-	if opts.Summarizer, err = dossierSummarizer(cfg); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	svc, err := service.New(opts)
+	svc, closeSvc, err := newQueryLayer(ctx, cfg, ix, h.logger, queryLayerOptions{gate: gate, dossierPath: h.index, push: true})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	if opts.Contacts != nil {
-		if _, err := opts.Contacts.Book(ctx); err != nil { // loads the cards into the index
+	closers = append(closers, closeSvc)
+	if book := svc.Contacts(); book != nil {
+		if _, err := book.Book(ctx); err != nil { // loads the cards into the index
 			h.logger.Warn("contacts", "err", err)
 		}
 	}
@@ -328,9 +334,19 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 }
 
 // helperExtensions returns the protocol 1.3 actions: every MCP message
-// tool, served from the helper's query layer once its index has synced.
+// tool, served from the helper's query layer once its index has synced,
+// and every Bridged service tool (helperTools).
 func helperExtensions(h *helperData) []bridge.Extension {
-	return bridge.ServiceExtensions(hostService)
+	exts := bridge.ServiceExtensions(hostService)
+	if h.tools != nil {
+		for _, t := range h.tools.Tools {
+			name := t.Name
+			exts = append(exts, bridge.ToolExtension(name, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+				return h.tools.Call(ctx, name, args)
+			}))
+		}
+	}
+	return exts
 }
 
 func (h *helperData) open(ctx context.Context, role bridge.Role) (bridge.Backend, error) {

@@ -29,8 +29,6 @@ func init() {
 		summary: "sync messages and contacts into the search index (progress on a terminal)",
 		run:     runIndex,
 	})
-	addServeHook("index", serveIndex)
-	registerCheck("index", checkIndex)
 }
 
 // indexFlags are the settings `tidings index` accepts on its command line.

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/app"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/testclock"
@@ -190,11 +191,12 @@ func TestDoctorReportsEveryProblemWithItsFix(t *testing.T) {
 func TestRunChecksSurvivesPanic(t *testing.T) {
 	saved := doctorChecks
 	defer func() { doctorChecks = saved }()
-	doctorChecks = nil
-	registerCheck("ok", func(context.Context, *config.Config) []mcpserver.CheckResult {
-		return []mcpserver.CheckResult{{Name: "ok", Status: "ok"}}
-	})
-	registerCheck("boom", func(context.Context, *config.Config) []mcpserver.CheckResult { panic("kaput") })
+	doctorChecks = []app.Check{
+		{Name: "ok", Run: func(context.Context, *config.Config) []mcpserver.CheckResult {
+			return []mcpserver.CheckResult{{Name: "ok", Status: "ok"}}
+		}},
+		{Name: "boom", Run: func(context.Context, *config.Config) []mcpserver.CheckResult { panic("kaput") }},
+	}
 	res := runChecks(context.Background(), &config.Config{})
 	if len(res) != 2 || res[0].Name != "ok" {
 		t.Fatalf("results = %+v", res)

@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/mattn/go-isatty"
+	"github.com/tidings-mcp/tidings/internal/app"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
-	"github.com/tidings-mcp/tidings/internal/service"
 )
 
 func init() {
@@ -31,36 +31,31 @@ func init() {
 var serveFlags = []string{"http", "http-token-file", "profile", "read-only", "demo", "toolsets",
 	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts", "bridge"}
 
-// ServeEnv is what a serve hook sees: the resolved configuration and the
-// dependencies it may fill before tools are built.
-type ServeEnv struct {
-	Config *config.Config
-	Deps   *mcpserver.Deps
-	Logger *slog.Logger
-	// Contacts is the address book the query layer uses, once a hook has
-	// built it; later hooks (the send gate) share it.
-	Contacts service.ContactBook
-	// OnClose functions run in reverse order when serve returns.
-	OnClose []func()
-}
+// ServeEnv is what a setup step sees: the object graph of internal/app
+// (the resolved configuration, the dependencies it may fill before tools
+// are built, the contacts book, what to close).
+type ServeEnv = app.Graph
 
-type serveHook struct {
-	name string
-	fn   func(ctx context.Context, env *ServeEnv) error
-}
-
-var serveHooks []serveHook
-
-// addServeHook registers a setup step for `tidings serve`, called from the
-// init function of the file that owns it (index.go opens the index and sets
-// Deps.Index; demo.go prepares demo data and sets Deps.DataSet; …). Hooks
-// run in registration order (file name order within the package) after the
-// configuration is loaded and before the tool inventory is built; an error
-// stops the server with that error.
+// serveSteps are the setup steps of `tidings serve`, run in this order
+// after the configuration and profile are loaded and before the services
+// and tools are built (docs/architecture.md, "Setup order"). The order is
+// this list, never init order:
 //
-//lint:ignore U1000 called from the files of other subcommands as they land.
-func addServeHook(name string, fn func(ctx context.Context, env *ServeEnv) error) {
-	serveHooks = append(serveHooks, serveHook{name, fn})
+//   - bridge: `serve --bridge`, every message tool and every Bridged
+//     service tool through the helper (bridge.go);
+//   - demo: `--demo`, generate/reuse the demo data and point the config
+//     at it (demo.go);
+//   - index: open the index and watch the sources (index.go);
+//   - dataset: data_set follows the index while serving (serve_dataset.go);
+//   - service: the query layer and the contacts book (serve_service.go);
+//   - send: the send gate, sharing the contacts book (serve_send.go).
+var serveSteps = []app.Step{
+	{Name: "bridge", Run: serveBridge},
+	{Name: "demo", Run: serveDemo},
+	{Name: "index", Run: serveIndex},
+	{Name: "dataset", Run: serveDataSet},
+	{Name: "service", Run: serveService},
+	{Name: "send", Run: serveSend},
 }
 
 func runServe(ctx context.Context, m *Main, args []string) error {
@@ -93,42 +88,22 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if cfg.HTTP != "" {
 		transport = "http"
 	}
-	deps := &mcpserver.Deps{
+	g, err := app.Build(ctx, app.Options{
 		Config:    cfg,
-		Version:   Version,
-		Now:       cfg.Now,
 		Logger:    logger,
+		Version:   Version,
 		Transport: transport,
 		DataSet:   defaultDataSet(cfg),
-	}
-	if cfg.Profile != "" {
-		p, err := mcpserver.LoadProfile(cfg.Profile)
-		if err != nil {
-			return err
-		}
-		deps.Profile = p
-	}
-	env := &ServeEnv{Config: cfg, Deps: deps, Logger: logger}
-	defer func() {
-		for i := len(env.OnClose) - 1; i >= 0; i-- {
-			env.OnClose[i]()
-		}
-	}()
-	for _, h := range serveHooks {
-		if err := h.fn(ctx, env); err != nil {
-			return fmt.Errorf("serve setup (%s): %w", h.name, err)
-		}
-	}
-	if deps.Checks == nil { // a hook may supply them (bridge mode asks the helper)
-		deps.Checks = func(ctx context.Context) []mcpserver.CheckResult { return runChecks(ctx, cfg) }
-	}
-
-	srv, err := mcpserver.New(deps, mcpserver.Filters{
-		ReadOnly:   cfg.ReadOnly,
-		EnableSend: cfg.EnableSend,
-		Toolsets:   cfg.Toolsets,
-		Profile:    deps.Profile,
+		Steps:     serveSteps,
+		Checks:    doctorChecks,
+		Services:  app.Services,
 	})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	deps := g.Deps
+	srv, err := g.Server()
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 )
 
-func init() {
-	addServeHook("dataset", serveDataSet)
-}
-
 // serveDataSet makes get_status' data_set follow the data while the server
 // runs. The setup hooks decide at start what kind of data this process
 // serves (demo or personal) and how it looked then; whether it is empty,

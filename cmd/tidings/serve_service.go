@@ -23,12 +23,8 @@ import (
 // index is opened with it as its Policy, see openIndex, and the service
 // checks every result with it again), the contacts book, the dossier
 // store in the index file, and the chat.db reader that finds attachment
-// files. serveService runs after index.go's hook, which opened the index.
-
-func init() {
-	addServeHook("service", serveService)
-	addServeHook("send", serveSend) // after "service": it uses env.Contacts
-}
+// files. serveService runs after the index step (serveSteps, serve.go), which
+// opened the index; serveSend runs after it and shares env.Contacts.
 
 // policySource loads the read policy of a folder lazily, so a policy that
 // cannot be loaded at start fails the reads (closed) instead of the
@@ -133,25 +129,43 @@ func indexPolicy(cfg *config.Config, readOnly bool) (index.Policy, error) {
 	return g, nil
 }
 
-// newService builds the query layer over an open index. push loads the
-// contacts into the index when the book (re)loads them (a writable index
-// only). The returned function releases what it opened.
+// newService builds the query layer over an open index for serve and the
+// CLI: $TIDINGS_HOME's read policy, the dossiers in its index file. push
+// loads the contacts into the index when the book (re)loads them (a
+// writable index only). The returned function releases what it opened.
 func newService(ctx context.Context, cfg *config.Config, ix *index.Index, logger *slog.Logger, push bool) (*service.Service, func(), error) {
+	return newQueryLayer(ctx, cfg, ix, logger, queryLayerOptions{gate: policyGate(cfg), dossierPath: indexPath(cfg), push: push})
+}
+
+// queryLayerOptions are what differs between the owners of a query layer:
+// serve and the CLI use $TIDINGS_HOME's read policy and index file, the
+// bridge helper the bridge folder's policy and its own index.
+type queryLayerOptions struct {
+	gate        *service.Gate
+	dossierPath string // the index file that also keeps the dossiers
+	push        bool   // load the contacts into the index (a writable index)
+}
+
+// newQueryLayer is the one builder of the query layer (serve, the CLI and
+// the helper), so the in-process and bridge paths answer from the same
+// parts: the contacts book, the dossier store, the attachment reader and
+// the summary endpoint of cfg.
+func newQueryLayer(ctx context.Context, cfg *config.Config, ix *index.Index, logger *slog.Logger, o queryLayerOptions) (*service.Service, func(), error) {
 	var closers []func()
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: logger}
+	opts := service.Options{Index: ix, Gate: o.gate, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: logger}
 	pushTo := ix
-	if !push {
+	if !o.push {
 		pushTo = nil
 	}
 	if fb := contactBook(cfg, pushTo, logger); fb != nil {
 		opts.Contacts = fb
 	}
-	store, err := service.OpenDossierStore(ctx, indexPath(cfg), cfg.Now)
+	store, err := service.OpenDossierStore(ctx, o.dossierPath, cfg.Now)
 	if err != nil {
 		logger.Warn("dossiers will not be kept between calls", "err", err)
 	} else {

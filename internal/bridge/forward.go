@@ -282,3 +282,29 @@ func zeroJSON(val json.RawMessage) bool {
 	}
 	return false
 }
+
+// ToolExtension is the protocol 1.3 action that carries one Bridged
+// service tool of the MCP server (docs/bridge.md, "Service tools through
+// the bridge"): params are the tool call's arguments object, handed
+// unchanged to call (the helper's in-process MCP server, which validates
+// them against the tool's schema and runs the tool's own handler); the
+// result is the tool's CallToolResult JSON under "result", isError
+// results included (they are answers). Host only; it is treated as
+// returning message bodies, so a manager bridge never serves it.
+func ToolExtension(name string, call func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)) Extension {
+	return Extension{Name: name, Host: true, ReturnsBodies: true,
+		Handle: func(ctx context.Context, _ Backend, params json.RawMessage) (any, error) {
+			res, err := call(ctx, params)
+			if err != nil {
+				return nil, err
+			}
+			return extResult[json.RawMessage]{Result: res}, nil
+		}}
+}
+
+// ForwardTool calls the 1.3 action of a Bridged service tool with the
+// call's arguments and returns the helper's CallToolResult JSON
+// (ToolExtension).
+func ForwardTool(ctx context.Context, c *Client, tool string, args json.RawMessage) (json.RawMessage, error) {
+	return Forward[json.RawMessage](ctx, c, tool, args)
+}

@@ -104,3 +104,37 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// A service tool's action (ToolExtension) passes the call's arguments to
+// the tool unchanged and returns its CallToolResult JSON under "result",
+// isError answers included; a manager bridge never serves it, since a
+// service tool may return content.
+func TestToolExtensionForwardsArgumentsAndIsHostOnly(t *testing.T) {
+	ctx := context.Background()
+	calls := 0
+	ext := ToolExtension("probe_store", func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		calls++
+		return json.RawMessage(`{"content":[{"type":"text","text":"echo ` + strings.ReplaceAll(string(args), `"`, `'`) + `"}],"isError":true}`), nil
+	})
+	h := newHarness(t, "", func(o *Options) { o.Extensions = []Extension{ext} })
+	h.watching()
+	c := NewClient(h.dir)
+	defer c.Close()
+	got, err := ForwardTool(ctx, c, "probe_store", json.RawMessage(`{"text":"hi","limit":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[{"type":"text","text":"echo {'limit':5,'text':'hi'}"}],"isError":true}`; string(got) != want {
+		t.Errorf("forwarded result = %s, want %s", got, want)
+	}
+	m := newHarness(t, "manager", func(o *Options) { o.Extensions = []Extension{ext} })
+	m.watching()
+	cm := NewClient(m.dir)
+	defer cm.Close()
+	if _, err := ForwardTool(ctx, cm, "probe_store", json.RawMessage(`{}`)); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("manager: %v", err)
+	}
+	if calls != 1 {
+		t.Errorf("tool calls = %d, want 1 (the manager's call must not run it)", calls)
+	}
+}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -51,6 +52,12 @@ type Deps struct {
 
 	// Set by New: the services given to it, the filters and the resulting
 	// selection.
+	// BridgeCall, when set (`serve --bridge`), answers every Bridged
+	// service tool: it sends the protocol 1.3 action named tool with args
+	// (the call's arguments object) to the helper and returns the
+	// helper's CallToolResult as JSON. nil = run every tool in-process.
+	BridgeCall func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+
 	Services  []Service
 	Filters   Filters
 	Selection *Selection

@@ -101,6 +101,15 @@ type Tool struct {
 	// WritesFiles marks a tool that writes files; it is registered only
 	// when the profile names folders it may write to (file_dirs).
 	WritesFiles bool
+	// Bridged marks a service tool that reads what the bridge helper owns
+	// (a service's sync, its secrets, the macOS stores). In `serve
+	// --bridge` (Deps.BridgeCall set) the server registers the same
+	// definition with a forwarding handler that sends a protocol 1.3
+	// action of the tool's name with the call's arguments, and the helper
+	// runs this very handler (NewBridgedServer; docs/bridge.md, "Service
+	// tools through the bridge"). Tools that only reach the network
+	// (web, weather, maps) are not bridged: they run in serve.
+	Bridged bool
 	// Instructions, if set, is appended to the server instructions when the
 	// tool is registered (one or two sentences on when to use it).
 	Instructions string
@@ -116,6 +125,11 @@ type Tool struct {
 	Unavailable string
 
 	register func(s *mcp.Server, def *mcp.Tool, d *Deps)
+	// forward registers def with a handler that asks d.BridgeCall instead
+	// of running the tool here (Bridged tools in `serve --bridge`). Built
+	// by Define with the same In and Out types, so go-sdk infers the same
+	// wire definition and validates the arguments the same way.
+	forward func(s *mcp.Server, def *mcp.Tool, d *Deps)
 
 	// Set by New from the Service a tool came from (empty for the
 	// messaging tools of Inventory, which are on by default).
@@ -154,6 +168,11 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 				err = quotedError{err}
 			}
 			return res, out, err
+		})
+	}
+	t.forward = func(s *mcp.Server, def *mcp.Tool, d *Deps) {
+		mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, _ In) (*mcp.CallToolResult, Out, error) {
+			return forwardCall[Out](ctx, d, def.Name, req.Params.Arguments)
 		})
 	}
 	return t

@@ -19,6 +19,7 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -193,7 +194,49 @@ func newFromTools(tools []Tool, deps *Deps, f Filters) (*Server, error) {
 	// Every tools/call carries its effective scope (scope.go).
 	s.AddReceivingMiddleware(scopeCalls(base))
 	for _, t := range sel.Tools {
+		if t.Bridged && deps.BridgeCall != nil {
+			t.forward(s, t.Def(), deps) // the helper runs it (forward.go)
+			continue
+		}
 		t.register(s, t.Def(), deps)
 	}
 	return &Server{SDK: s, Selection: sel, Instructions: b.String()}, nil
+}
+
+// WireTools returns each tool's tools/list entry as a client sees it
+// (go-sdk infers the output schema at registration), whatever the filters
+// would decide: the schema snapshots of services are taken from it
+// (internal/app's TestServiceGuard).
+func WireTools(ctx context.Context, tools []Tool) ([]json.RawMessage, error) {
+	s := NewStack(StackOptions{Name: ServerName, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	for _, t := range tools {
+		if err := Validate(t); err != nil {
+			return nil, err
+		}
+		t.register(s, t.Def(), &Deps{})
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Wait()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "wiretools", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		ss.Close()
+		return nil, err
+	}
+	defer cs.Close()
+	var out []json.RawMessage
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }

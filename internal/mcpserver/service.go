@@ -78,6 +78,10 @@ type ServiceEnv struct {
 	// system service's permissions_check reports their backends). Call it
 	// from handlers, not from the constructor.
 	Peers func() []Service
+	// Bridge is true in `serve --bridge`: the helper answers the
+	// service's Bridged tools, so the constructor opens none of their
+	// stores and reads none of their secrets (docs/bridge.md).
+	Bridge bool
 }
 
 // ServiceFactory builds a service. An error stops the server with that

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -26,6 +27,10 @@ type StatusOutput struct {
 	Sources  []SourceStatus  `json:"sources"`
 	Index    IndexStatus     `json:"index"`
 	Checks   []CheckResult   `json:"checks"`
+	// Services holds each service's state, keyed by its name: "unavailable"
+	// with its sentence when it cannot work here, else what its Status
+	// reports (backends and their reachability, never content).
+	Services map[string]ServiceStatus `json:"services"`
 	// The query layer's view (Deps.Messages): read policy mode, embedder
 	// and semantic readiness, per-source sync freshness, contacts.
 	Policy        *service.PolicyStatus   `json:"policy,omitempty"`
@@ -87,6 +92,7 @@ func buildStatus(ctx context.Context, d *Deps) StatusOutput {
 		Toolsets: []StatusToolset{},
 		Sources:  []SourceStatus{},
 		Checks:   []CheckResult{},
+		Services: ServiceStatuses(ctx, d.Services),
 		Now:      d.Now().UTC().Format("2006-01-02T15:04:05Z07:00"),
 	}
 	if d.Config != nil && d.Config.NowRaw != "" {
@@ -147,6 +153,7 @@ func buildStatus(ctx context.Context, d *Deps) StatusOutput {
 			out.Checks = c
 		}
 	}
+	out.Checks = append(out.Checks, ServiceChecks(ctx, d.Services)...)
 	if d.DataSetNow != nil {
 		out.DataSet = d.DataSetNow(ctx)
 	}
@@ -213,4 +220,54 @@ func joinSentences(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// ServiceStatuses is get_status' "services": one entry per service, keyed
+// by name. A service that cannot work here is "unavailable" with its
+// sentence (its Status is not asked: it has nothing to reach); one without
+// a Status func is "ready"; a panicking Status is "error".
+func ServiceStatuses(ctx context.Context, services []Service) map[string]ServiceStatus {
+	out := map[string]ServiceStatus{}
+	for _, svc := range services {
+		switch {
+		case svc.Unavailable != "":
+			out[svc.Name] = ServiceStatus{State: "unavailable", Detail: svc.Unavailable}
+		case svc.Status == nil:
+			out[svc.Name] = ServiceStatus{State: "ready"}
+		default:
+			out[svc.Name] = serviceStatus(ctx, svc)
+		}
+	}
+	return out
+}
+
+func serviceStatus(ctx context.Context, svc Service) (st ServiceStatus) {
+	defer func() {
+		if r := recover(); r != nil {
+			st = ServiceStatus{State: "error", Detail: fmt.Sprintf("status crashed: %v", r)}
+		}
+	}()
+	return svc.Status(ctx)
+}
+
+// ServiceChecks runs every service's doctor checks in service order, for
+// get_status' "checks" and `tidings doctor`. A panicking check is
+// reported as failed instead of taking the process down.
+func ServiceChecks(ctx context.Context, services []Service) []CheckResult {
+	var out []CheckResult
+	for _, svc := range services {
+		if svc.Checks == nil {
+			continue
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					out = append(out, CheckResult{Name: svc.Name, Status: "fail", Detail: fmt.Sprintf("check crashed: %v", r),
+						Fix: "report this as a bug with the output of tidings doctor"})
+				}
+			}()
+			out = append(out, svc.Checks(ctx)...)
+		}()
+	}
+	return out
 }
