@@ -1,6 +1,11 @@
 package app
 
-import "github.com/tidings-mcp/tidings/internal/mcpserver"
+import (
+	"github.com/tidings-mcp/tidings/internal/maps"
+	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/weather"
+	"github.com/tidings-mcp/tidings/internal/web"
+)
 
 // Services is the explicit service list: one line per service package
 // (its New, of type mcpserver.ServiceFactory), in the order their tools
@@ -8,9 +13,8 @@ import "github.com/tidings-mcp/tidings/internal/mcpserver"
 // the helper and `tidings doctor` build exactly this list, and
 // TestServiceGuard holds every entry to the rules of docs/architecture.md,
 // "How to add a service" (annotations, snapshots, Checks, Status).
-//
-// The services of issue 14 (system, web, weather, maps) add their lines
-// here as they land, e.g.
-//
-//	system.New,
-var Services = []mcpserver.ServiceFactory{}
+var Services = []mcpserver.ServiceFactory{
+	web.New,
+	weather.New,
+	maps.New,
+}

@@ -3,7 +3,6 @@ package maps
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/toolsnaps")
 
 // The transport helpers below are the weather package's (stdio through
 // ServeStdio on pipes, Streamable HTTP on loopback).
