@@ -180,7 +180,7 @@ func newFromTools(tools []Tool, deps *Deps, f Filters) (*Server, error) {
 		Logger:       deps.Logger,
 	})
 	for _, t := range sel.Tools {
-		t.register(s, t.Def(), deps)
+		t.register(s, t.DefFor(f), deps)
 	}
 	return &Server{SDK: s, Selection: sel, Instructions: b.String()}, nil
 }
