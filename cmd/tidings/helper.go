@@ -241,7 +241,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 	if _, err := gate.Refresh(); err != nil {
 		return nil, nil, fmt.Errorf("read policy of %s: %w", h.dir, err)
 	}
-	emb, err := newEmbedder(cfg, h.getenv)
+	emb, err := newEmbedder(ctx, cfg, h.getenv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,7 +267,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 		return nil, nil, err
 	}
 	closers = append(closers, closeSrcs)
-	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Region: cfg.Region, Logger: h.logger}
+	opts := service.Options{Index: ix, Gate: gate, Now: cfg.Now, Region: cfg.Region, Logger: h.logger, SemanticOff: semanticOff(cfg)}
 	if fb := contactBook(cfg, ix, h.logger); fb != nil {
 		opts.Contacts = fb
 	}

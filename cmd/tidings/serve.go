@@ -108,6 +108,20 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		}
 		deps.Profile = p
 	}
+	filters := mcpserver.Filters{
+		ReadOnly:     cfg.ReadOnly,
+		EnableSend:   cfg.EnableSend,
+		Toolsets:     cfg.Toolsets,
+		Profile:      deps.Profile,
+		DenyExternal: !cfg.AllowExternal,
+		Endpoints:    externalEndpoints(cfg),
+	}
+	if p := deps.Profile; p != nil && !p.AllowExternal && cfg.AllowExternal {
+		// The stricter of config and profile wins: every hook (the
+		// embedder, the summary endpoint) reads cfg.AllowExternal.
+		cfg.AllowExternal = false
+		cfg.Origins["allow_external"] = "profile"
+	}
 	env := &ServeEnv{Config: cfg, Deps: deps, Logger: logger}
 	defer func() {
 		for i := len(env.OnClose) - 1; i >= 0; i-- {
@@ -123,12 +137,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		deps.Checks = func(ctx context.Context) []mcpserver.CheckResult { return runChecks(ctx, cfg) }
 	}
 
-	srv, err := mcpserver.New(deps, mcpserver.Filters{
-		ReadOnly:   cfg.ReadOnly,
-		EnableSend: cfg.EnableSend,
-		Toolsets:   cfg.Toolsets,
-		Profile:    deps.Profile,
-	})
+	srv, err := mcpserver.New(deps, filters)
 	if err != nil {
 		return err
 	}

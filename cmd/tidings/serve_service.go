@@ -143,7 +143,7 @@ func newService(ctx context.Context, cfg *config.Config, ix *index.Index, logger
 			closers[i]()
 		}
 	}
-	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Region: cfg.Region, Logger: logger}
+	opts := service.Options{Index: ix, Gate: policyGate(cfg), Now: cfg.Now, Region: cfg.Region, Logger: logger, SemanticOff: semanticOff(cfg)}
 	pushTo := ix
 	if !push {
 		pushTo = nil
@@ -188,6 +188,11 @@ func dossierSummarizer(cfg *config.Config) (service.DossierSummarizer, error) {
 	case cfg.SummaryURL == "" || cfg.SummaryModel == "":
 		return nil, errors.New("dossier summary: set both dossier_summary_url and dossier_summary_model (TIDINGS_DOSSIER_SUMMARY_URL/_MODEL), or neither")
 	}
+	if !cfg.AllowExternal {
+		// The endpoint receives message text: external, loopback
+		// included (docs/security.md, "Open world").
+		return nil, nil
+	}
 	s, err := dossier.NewSummarizer(dossier.SummaryConfig{URL: cfg.SummaryURL, Model: cfg.SummaryModel, APIKey: cfg.SummaryAPIKey})
 	if err != nil {
 		return nil, err
@@ -221,13 +226,9 @@ func serveService(ctx context.Context, env *ServeEnv) error {
 	if !ok || is.ix == nil {
 		return nil // no index in this process: the tools say so
 	}
-	if p := env.Deps.Profile; p != nil && !p.AllowExternal && cfg.SummaryURL != "" {
-		// The summary endpoint is an outside service; this profile
-		// allows none.
-		env.Logger.Info("generated dossier summaries off: the profile sets allow_external = false", "profile", p.Path)
-		c := *cfg
-		c.SummaryURL, c.SummaryModel, c.SummaryAPIKey = "", "", ""
-		cfg = &c
+	if !cfg.AllowExternal && cfg.SummaryURL != "" {
+		// dossierSummarizer builds none: the endpoint is external.
+		env.Logger.Info("generated dossier summaries off: allow_external = false", "from", cfg.Origins["allow_external"])
 	}
 	svc, closeSvc, err := newService(ctx, cfg, is.ix, env.Logger, true)
 	if err != nil {

@@ -70,6 +70,8 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	v := is.Vectors
 	st.Search = SearchStatus{Embedder: v.Embedder, SemanticReady: v.Ready, Vectors: v.Vectors, Searchable: v.Searchable}
 	switch {
+	case s.semanticOff != "":
+		st.Search.Note = s.semanticOff
 	case v.Embedder == "":
 		st.Search.Note = "no embedder: search matches words only (full text)"
 	case !v.Ready:
