@@ -32,7 +32,8 @@ func init() {
 }
 
 // helperFlags are the settings the helper reads like `tidings serve` does.
-var helperFlags = []string{"home", "region", "imessage", "ios-backup", "android-xml", "contacts", "log-level", "embedder", "embedder-url", "embedder-model"}
+var helperFlags = []string{"home", "region", "imessage", "ios-backup", "android-xml", "contacts", "log-level", "embedder", "embedder-url", "embedder-model",
+	"hardened-allowlist"}
 
 const helperUsage = `Usage: tidings helper --bridge-dir DIR [--once | --watch] [flags]
 
@@ -166,7 +167,7 @@ func (h *helperData) policy() (*policy.Store, error) {
 	h.storeMu.Lock()
 	defer h.storeMu.Unlock()
 	if h.store == nil {
-		st, err := policy.NewStore(h.dir, policy.Options{})
+		st, err := policy.NewStore(h.dir, policyOptions(h.cfg))
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func init() {
 
 // indexFlags are the settings `tidings index` accepts on its command line.
 var indexFlags = []string{"home", "imessage", "ios-backup", "android-xml", "contacts", "region", "log-level",
-	"embedder", "embedder-url", "embedder-model", "embedder-api-key-env"}
+	"embedder", "embedder-url", "embedder-model", "embedder-api-key-env", "hardened-allowlist"}
 
 const indexUsage = `Usage: tidings index [--imessage PATH] [--ios-backup DIR] [--android-xml FILE ...] [--contacts PATH ...] [flags]
 

@@ -29,7 +29,7 @@ func init() {
 // serveFlags are the settings `tidings serve` accepts on its command line;
 // every other setting still comes from TIDINGS_* or config.toml.
 var serveFlags = []string{"http", "http-token-file", "profile", "read-only", "demo", "toolsets",
-	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts", "bridge"}
+	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts", "bridge", "hardened-allowlist"}
 
 // ServeEnv is what a serve hook sees: the resolved configuration and the
 // dependencies it may fill before tools are built.

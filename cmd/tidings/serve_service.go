@@ -34,9 +34,10 @@ func init() {
 // cannot be loaded at start fails the reads (closed) instead of the
 // process, and is picked up once fixed.
 type policySource struct {
-	dir string
-	mu  sync.Mutex
-	st  *policy.Store
+	dir  string
+	opts policy.Options // the hardened allowlist, when configured
+	mu   sync.Mutex
+	st   *policy.Store
 }
 
 // Current implements service.PolicySource.
@@ -44,7 +45,7 @@ func (p *policySource) Current() (*policy.Policy, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.st == nil {
-		st, err := policy.NewStore(p.dir, policy.Options{})
+		st, err := policy.NewStore(p.dir, p.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -60,34 +61,45 @@ var (
 )
 
 // homePolicy returns the read policy of cfg's home ($TIDINGS_HOME, where
-// `tidings policy` edits contacts/*.txt), one per home and process; the
-// read gate and the send gate share it.
+// `tidings policy` edits contacts/*.txt) under cfg's hardened allowlist,
+// one per home, allowlist and process; the read gate and the send gate
+// share it.
 func homePolicy(cfg *config.Config) *policySource {
 	gatesMu.Lock()
 	defer gatesMu.Unlock()
-	return homePolicyLocked(filepath.Clean(cfg.Home))
+	return homePolicyLocked(filepath.Clean(cfg.Home), policyOptions(cfg))
 }
 
-func homePolicyLocked(dir string) *policySource {
-	p, ok := policies[dir]
+// policyOptions are the read-policy options of cfg: the hardened
+// allowlist of seed 000 when hardened_allowlist (--hardened-allowlist,
+// TIDINGS_HARDENED_ALLOWLIST) names one (docs/security.md, "Hardened read
+// policy").
+func policyOptions(cfg *config.Config) policy.Options {
+	return policy.Options{HardenedAllowlist: cfg.HardenedAllowlist}
+}
+
+func policyKey(dir string, opts policy.Options) string { return dir + "\x00" + opts.HardenedAllowlist }
+
+func homePolicyLocked(dir string, opts policy.Options) *policySource {
+	p, ok := policies[policyKey(dir, opts)]
 	if !ok {
-		p = &policySource{dir: dir}
-		policies[dir] = p
+		p = &policySource{dir: dir, opts: opts}
+		policies[policyKey(dir, opts)] = p
 	}
 	return p
 }
 
-// policyGate returns the read-policy gate of cfg's home, one per home and
-// process.
+// policyGate returns the read-policy gate of cfg's home, one per home,
+// hardened allowlist and process.
 func policyGate(cfg *config.Config) *service.Gate {
 	gatesMu.Lock()
 	defer gatesMu.Unlock()
-	dir := filepath.Clean(cfg.Home)
-	if g, ok := gates[dir]; ok {
+	dir, opts := filepath.Clean(cfg.Home), policyOptions(cfg)
+	if g, ok := gates[policyKey(dir, opts)]; ok {
 		return g
 	}
-	g := service.NewGate(homePolicyLocked(dir))
-	gates[dir] = g
+	g := service.NewGate(homePolicyLocked(dir, opts))
+	gates[policyKey(dir, opts)] = g
 	return g
 }
 
