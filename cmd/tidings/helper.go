@@ -34,7 +34,8 @@ func init() {
 }
 
 // helperFlags are the settings the helper reads like `tidings serve` does.
-var helperFlags = []string{"home", "region", "imessage", "ios-backup", "android-xml", "contacts", "log-level", "embedder", "embedder-url", "embedder-model"}
+var helperFlags = []string{"home", "region", "imessage", "ios-backup", "android-xml", "contacts", "log-level", "embedder", "embedder-url", "embedder-model",
+	"hardened-allowlist"}
 
 const helperUsage = `Usage: tidings helper --bridge-dir DIR [--once | --watch] [flags]
 
@@ -189,7 +190,7 @@ func (h *helperData) policy() (*policy.Store, error) {
 	h.storeMu.Lock()
 	defer h.storeMu.Unlock()
 	if h.store == nil {
-		st, err := policy.NewStore(h.dir, policy.Options{})
+		st, err := policy.NewStore(h.dir, policyOptions(h.cfg))
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +265,7 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 	if _, err := gate.Refresh(); err != nil {
 		return nil, nil, fmt.Errorf("read policy of %s: %w", h.dir, err)
 	}
-	emb, err := newEmbedder(cfg, h.getenv)
+	emb, err := newEmbedder(ctx, cfg, h.getenv)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,7 @@ func init() {
 
 // indexFlags are the settings `tidings index` accepts on its command line.
 var indexFlags = []string{"home", "imessage", "ios-backup", "android-xml", "contacts", "region", "log-level",
-	"embedder", "embedder-url", "embedder-model", "embedder-api-key-env"}
+	"embedder", "embedder-url", "embedder-model", "embedder-api-key-env", "hardened-allowlist"}
 
 const indexUsage = `Usage: tidings index [--imessage PATH] [--ios-backup DIR] [--android-xml FILE ...] [--contacts PATH ...] [flags]
 
@@ -60,7 +60,7 @@ func normalizer(cfg *config.Config) func(string) string {
 
 // openIndex opens the index with the configured embedder.
 func openIndex(ctx context.Context, cfg *config.Config, getenv func(string) string, logger *slog.Logger, readOnly bool) (*index.Index, error) {
-	emb, err := newEmbedder(cfg, getenv)
+	emb, err := newEmbedder(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +82,16 @@ func openIndex(ctx context.Context, cfg *config.Config, getenv func(string) stri
 }
 
 // newEmbedder returns the configured embedder (internal/embed): the
-// built-in one unless config says model2vec or http.
-func newEmbedder(cfg *config.Config, getenv func(string) string) (index.Embedder, error) {
+// built-in one unless config says model2vec or http. An external embedder
+// (http) under allow_external = false is not built at all, so neither a
+// sync nor a query can send it text; nil means no vector signal, and the
+// query layer says why (semanticOff). An http embedder without a
+// configured dimension learns it with one probe request here: the index
+// needs the dimension before its first batch.
+func newEmbedder(ctx context.Context, cfg *config.Config, getenv func(string) string) (index.Embedder, error) {
+	if embed.External(cfg.Embedder.Name) && !cfg.AllowExternal {
+		return nil, nil
+	}
 	ec := embed.Config{Name: cfg.Embedder.Name, URL: cfg.Embedder.URL, Model: cfg.Embedder.Model, Home: cfg.Home}
 	if cfg.Embedder.APIKeyEnv != "" && getenv != nil {
 		ec.APIKey = getenv(cfg.Embedder.APIKeyEnv)
@@ -92,7 +100,35 @@ func newEmbedder(cfg *config.Config, getenv func(string) string) (index.Embedder
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
+	if h, ok := e.(*embed.HTTP); ok && h.Dim() == 0 {
+		if _, err := h.Probe(ctx); err != nil {
+			return nil, fmt.Errorf("embedder: learning the vector size from %s: %w", cfg.Embedder.URL, err)
+		}
+	}
 	return e, nil
+}
+
+// semanticOff is the query layer's sentence for a configured vector
+// signal this process does not use (service.Options.SemanticOff), or "".
+func semanticOff(cfg *config.Config) string {
+	if embed.External(cfg.Embedder.Name) && !cfg.AllowExternal {
+		return `semantic search is off: the embedder is an external endpoint ([embedder] name = "http") and allow_external = false, so no text is sent to it; results match words only`
+	}
+	return ""
+}
+
+// externalEndpoints lists the configured endpoints that receive message
+// text (mcpserver.Filters.Endpoints), whether or not allow_external lets
+// them be used.
+func externalEndpoints(cfg *config.Config) []mcpserver.Endpoint {
+	var out []mcpserver.Endpoint
+	if embed.External(cfg.Embedder.Name) {
+		out = append(out, mcpserver.EndpointEmbedder)
+	}
+	if cfg.SummaryURL != "" && cfg.SummaryModel != "" {
+		out = append(out, mcpserver.EndpointDossierSummary)
+	}
+	return out
 }
 
 // indexSources opens the configured message sources. The returned paths are

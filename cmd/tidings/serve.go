@@ -29,7 +29,7 @@ func init() {
 // serveFlags are the settings `tidings serve` accepts on its command line;
 // every other setting still comes from TIDINGS_* or config.toml.
 var serveFlags = []string{"http", "http-token-file", "profile", "read-only", "demo", "toolsets",
-	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts", "bridge"}
+	"log-level", "home", "region", "imessage", "ios-backup", "android-xml", "contacts", "bridge", "hardened-allowlist"}
 
 // ServeEnv is what a setup step sees: the object graph of internal/app
 // (the resolved configuration, the dependencies it may fill before tools
@@ -97,6 +97,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		Steps:     serveSteps,
 		Checks:    doctorChecks,
 		Services:  app.Services,
+		Endpoints: externalEndpoints(cfg),
 	})
 	if err != nil {
 		return err

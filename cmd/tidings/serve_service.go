@@ -30,9 +30,10 @@ import (
 // cannot be loaded at start fails the reads (closed) instead of the
 // process, and is picked up once fixed.
 type policySource struct {
-	dir string
-	mu  sync.Mutex
-	st  *policy.Store
+	dir  string
+	opts policy.Options // the hardened allowlist, when configured
+	mu   sync.Mutex
+	st   *policy.Store
 }
 
 // Current implements service.PolicySource.
@@ -40,7 +41,7 @@ func (p *policySource) Current() (*policy.Policy, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.st == nil {
-		st, err := policy.NewStore(p.dir, policy.Options{})
+		st, err := policy.NewStore(p.dir, p.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -56,34 +57,45 @@ var (
 )
 
 // homePolicy returns the read policy of cfg's home ($TIDINGS_HOME, where
-// `tidings policy` edits contacts/*.txt), one per home and process; the
-// read gate and the send gate share it.
+// `tidings policy` edits contacts/*.txt) under cfg's hardened allowlist,
+// one per home, allowlist and process; the read gate and the send gate
+// share it.
 func homePolicy(cfg *config.Config) *policySource {
 	gatesMu.Lock()
 	defer gatesMu.Unlock()
-	return homePolicyLocked(filepath.Clean(cfg.Home))
+	return homePolicyLocked(filepath.Clean(cfg.Home), policyOptions(cfg))
 }
 
-func homePolicyLocked(dir string) *policySource {
-	p, ok := policies[dir]
+// policyOptions are the read-policy options of cfg: the hardened
+// allowlist of seed 000 when hardened_allowlist (--hardened-allowlist,
+// TIDINGS_HARDENED_ALLOWLIST) names one (docs/security.md, "Hardened read
+// policy").
+func policyOptions(cfg *config.Config) policy.Options {
+	return policy.Options{HardenedAllowlist: cfg.HardenedAllowlist}
+}
+
+func policyKey(dir string, opts policy.Options) string { return dir + "\x00" + opts.HardenedAllowlist }
+
+func homePolicyLocked(dir string, opts policy.Options) *policySource {
+	p, ok := policies[policyKey(dir, opts)]
 	if !ok {
-		p = &policySource{dir: dir}
-		policies[dir] = p
+		p = &policySource{dir: dir, opts: opts}
+		policies[policyKey(dir, opts)] = p
 	}
 	return p
 }
 
-// policyGate returns the read-policy gate of cfg's home, one per home and
-// process.
+// policyGate returns the read-policy gate of cfg's home, one per home,
+// hardened allowlist and process.
 func policyGate(cfg *config.Config) *service.Gate {
 	gatesMu.Lock()
 	defer gatesMu.Unlock()
-	dir := filepath.Clean(cfg.Home)
-	if g, ok := gates[dir]; ok {
+	dir, opts := filepath.Clean(cfg.Home), policyOptions(cfg)
+	if g, ok := gates[policyKey(dir, opts)]; ok {
 		return g
 	}
-	g := service.NewGate(homePolicyLocked(dir))
-	gates[dir] = g
+	g := service.NewGate(homePolicyLocked(dir, opts))
+	gates[policyKey(dir, opts)] = g
 	return g
 }
 
@@ -157,7 +169,7 @@ func newQueryLayer(ctx context.Context, cfg *config.Config, ix *index.Index, log
 			closers[i]()
 		}
 	}
-	opts := service.Options{Index: ix, Gate: o.gate, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: logger}
+	opts := service.Options{Index: ix, Gate: o.gate, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region, Logger: logger, SemanticOff: semanticOff(cfg)}
 	pushTo := ix
 	if !o.push {
 		pushTo = nil
@@ -202,6 +214,11 @@ func dossierSummarizer(cfg *config.Config) (service.DossierSummarizer, error) {
 	case cfg.SummaryURL == "" || cfg.SummaryModel == "":
 		return nil, errors.New("dossier summary: set both dossier_summary_url and dossier_summary_model (TIDINGS_DOSSIER_SUMMARY_URL/_MODEL), or neither")
 	}
+	if !cfg.AllowExternal {
+		// The endpoint receives message text: external, loopback
+		// included (docs/security.md, "Open world").
+		return nil, nil
+	}
 	s, err := dossier.NewSummarizer(dossier.SummaryConfig{URL: cfg.SummaryURL, Model: cfg.SummaryModel, APIKey: cfg.SummaryAPIKey})
 	if err != nil {
 		return nil, err
@@ -235,13 +252,9 @@ func serveService(ctx context.Context, env *ServeEnv) error {
 	if !ok || is.ix == nil {
 		return nil // no index in this process: the tools say so
 	}
-	if p := env.Deps.Profile; p != nil && !p.AllowExternal && cfg.SummaryURL != "" {
-		// The summary endpoint is an outside service; this profile
-		// allows none.
-		env.Logger.Info("generated dossier summaries off: the profile sets allow_external = false", "profile", p.Path)
-		c := *cfg
-		c.SummaryURL, c.SummaryModel, c.SummaryAPIKey = "", "", ""
-		cfg = &c
+	if !cfg.AllowExternal && cfg.SummaryURL != "" {
+		// dossierSummarizer builds none: the endpoint is external.
+		env.Logger.Info("generated dossier summaries off: allow_external = false", "from", cfg.Origins["allow_external"])
 	}
 	svc, closeSvc, err := newService(ctx, cfg, is.ix, env.Logger, true)
 	if err != nil {

@@ -29,6 +29,9 @@ type Graph struct {
 	Contacts service.ContactBook
 	// Services are the built services of the list Build was given.
 	Services []mcpserver.Service
+	// Endpoints are the configured endpoints that receive message text
+	// (Options.Endpoints); Filters resolves OpenWorldVia hints with them.
+	Endpoints []mcpserver.Endpoint
 	// OnClose functions run in reverse order on Close.
 	OnClose []func()
 }
@@ -64,6 +67,11 @@ type Options struct {
 	Services []mcpserver.ServiceFactory
 	// HTTP is the client services use for configured endpoints.
 	HTTP *http.Client
+	// Endpoints are the configured endpoints that receive message text
+	// (the http embedder, the dossier summary endpoint): the tools that
+	// use them declare openWorldHint true while allow_external allows it
+	// (docs/security.md, "Open world").
+	Endpoints []mcpserver.Endpoint
 }
 
 // Build loads the profile, runs the steps in order, fills Deps.Checks and
@@ -93,7 +101,14 @@ func Build(ctx context.Context, o Options) (_ *Graph, err error) {
 			return nil, err
 		}
 		g.Deps.Profile = p
+		if !p.AllowExternal && cfg.AllowExternal {
+			// The stricter of config and profile wins: every step (the
+			// embedder, the summary endpoint) reads cfg.AllowExternal.
+			cfg.AllowExternal = false
+			cfg.Origins["allow_external"] = "profile"
+		}
 	}
+	g.Endpoints = o.Endpoints
 	for _, s := range o.Steps {
 		if err := s.Run(ctx, g); err != nil {
 			return nil, fmt.Errorf("serve setup (%s): %w", s.Name, err)
@@ -119,6 +134,10 @@ func (g *Graph) Filters() mcpserver.Filters {
 		EnableSend: g.Config.EnableSend,
 		Toolsets:   g.Config.Toolsets,
 		Profile:    g.Deps.Profile,
+		// allow_external = false in config.toml (the profile's own value
+		// is read by Select from Profile).
+		DenyExternal: !g.Config.AllowExternal,
+		Endpoints:    g.Endpoints,
 	}
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/system"
 	"github.com/tidings-mcp/tidings/internal/weather"
 	"github.com/tidings-mcp/tidings/internal/web"
 )
@@ -14,6 +15,7 @@ import (
 // TestServiceGuard holds every entry to the rules of docs/architecture.md,
 // "How to add a service" (annotations, snapshots, Checks, Status).
 var Services = []mcpserver.ServiceFactory{
+	system.New,
 	web.New,
 	weather.New,
 	maps.New,

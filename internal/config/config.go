@@ -90,6 +90,18 @@ type Config struct {
 	Geocoder Geocoder `toml:"geocoder"`
 	Weather  Weather  `toml:"weather"`
 	Maps     Maps     `toml:"maps"`
+	// AllowExternal = false stops every configured endpoint that receives
+	// message text (the http embedder, the dossier summary endpoint;
+	// loopback counts) and every open-world tool; a profile's
+	// allow_external can only make it stricter (docs/security.md,
+	// "Open world").
+	AllowExternal bool `toml:"allow_external" env:"TIDINGS_ALLOW_EXTERNAL" default:"true" usage:"allow endpoints and tools that reach beyond this machine (false: none, loopback endpoints included)"`
+
+	// HardenedAllowlist is the root-owned allowlist of hardened mode
+	// (internal/policy, "Hardened mode"): when set, the read policy is
+	// allowlist whatever read_policy.txt says, and only this file's
+	// entries are readable.
+	HardenedAllowlist string `toml:"hardened_allowlist" env:"TIDINGS_HARDENED_ALLOWLIST" flag:"hardened-allowlist" usage:"root-owned allowlist file: read only the chats it lists (hardened read policy)"`
 
 	// The optional generated dossier summary (internal/dossier): an
 	// OpenAI-compatible chat endpoint, off unless URL and model are both

@@ -270,3 +270,31 @@ func eqs(t *testing.T, got, want []string) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// allow_external defaults to true and is settable from config.toml and
+// TIDINGS_ALLOW_EXTERNAL (docs/configuration.md); hardened_allowlist from
+// the file, the environment and --hardened-allowlist.
+func TestAllowExternalAndHardenedAllowlistSources(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		file     string
+		args     []string
+		allow    bool
+		hardened string
+	}{
+		{"defaults", nil, "", nil, true, ""},
+		{"file", nil, "allow_external = false\nhardened_allowlist = \"/etc/tidings/allowed.txt\"\n", nil, false, "/etc/tidings/allowed.txt"},
+		{"environment", map[string]string{"TIDINGS_ALLOW_EXTERNAL": "false", "TIDINGS_HARDENED_ALLOWLIST": "/etc/a"}, "", nil, false, "/etc/a"},
+		{"flag", nil, "", []string{"--hardened-allowlist", "/etc/b"}, true, "/etc/b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := load(t, "linux", tc.env, tc.file, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eq(t, c.AllowExternal, tc.allow)
+			eq(t, c.HardenedAllowlist, tc.hardened)
+		})
+	}
+}

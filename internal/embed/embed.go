@@ -51,6 +51,13 @@ const (
 	NameHTTP      = "http"
 )
 
+// External reports whether the embedder called name sends message text out
+// of this process: the http embedder does, to whatever listens at its URL,
+// loopback included; builtin and model2vec compute locally. With
+// allow_external = false an external embedder is not built at all
+// (docs/embeddings.md, "allow_external").
+func External(name string) bool { return name == NameHTTP }
+
 // DefaultName is the embedder used when nothing is configured.
 const DefaultName = NameBuiltin
 

@@ -81,6 +81,20 @@ var Toolsets = []Toolset{
 	ToolsetShortcuts, ToolsetUtilities, ToolsetMail, ToolsetCalendar, ToolsetReminders, ToolsetAddressBook,
 }
 
+// Endpoint is a kind of configured endpoint that receives message text.
+// Any such endpoint is external, loopback included: what listens there is
+// not Tidings, and the text leaves Tidings' guard rails.
+type Endpoint string
+
+// The endpoint kinds.
+const (
+	EndpointEmbedder       Endpoint = "embedder"        // [embedder] name = "http"
+	EndpointDossierSummary Endpoint = "dossier_summary" // dossier_summary_url
+)
+
+// Endpoints lists every endpoint kind.
+var Endpoints = []Endpoint{EndpointEmbedder, EndpointDossierSummary}
+
 // Tool is one inventory entry: a static definition, its toolset, explicit
 // annotations, the properties filters look at, and a factory that builds the
 // typed handler from dependencies. Create one with Define.
@@ -95,6 +109,15 @@ type Tool struct {
 	Destructive Hint
 	Idempotent  Hint
 	OpenWorld   Hint
+
+	// OpenWorldVia names the configured endpoints through which a tool
+	// that is closed world by itself (OpenWorld: No) sends text beyond
+	// this process: search_messages embeds the query through an http
+	// embedder. Its openWorldHint is true exactly when one of them is
+	// configured and allow_external allows it (Filters.Reaches); with
+	// allow_external = false the tool stays and the endpoint is not used
+	// (docs/security.md, "Open world").
+	OpenWorldVia []Endpoint
 
 	// SendGate marks a tool quarantined behind ENABLE_MCP_SEND_MESSAGE=true.
 	SendGate bool
@@ -207,6 +230,18 @@ func (t Tool) Def() *mcp.Tool {
 	}
 }
 
+// DefFor returns Def with the openWorldHint resolved for the filters'
+// configuration: true for an open-world tool, and for a tool whose
+// OpenWorldVia endpoint f reaches.
+func (t Tool) DefFor(f Filters) *mcp.Tool {
+	def := t.Def()
+	if slices.ContainsFunc(t.OpenWorldVia, f.Reaches) {
+		yes := true
+		def.Annotations.OpenWorldHint = &yes
+	}
+	return def
+}
+
 // IsWrite reports whether the tool changes anything (not read-only).
 func (t Tool) IsWrite() bool { return t.ReadOnly != Yes }
 
@@ -235,6 +270,14 @@ func Validate(t Tool) error {
 	}{{"readOnlyHint", t.ReadOnly}, {"destructiveHint", t.Destructive}, {"idempotentHint", t.Idempotent}, {"openWorldHint", t.OpenWorld}} {
 		if h.v != Yes && h.v != No {
 			errs = append(errs, fmt.Errorf("%s not set explicitly (use Yes or No)", h.name))
+		}
+	}
+	if len(t.OpenWorldVia) > 0 && t.OpenWorld != No {
+		errs = append(errs, errors.New("OpenWorldVia is for tools that are closed world by themselves: state OpenWorld: No"))
+	}
+	for _, e := range t.OpenWorldVia {
+		if !slices.Contains(Endpoints, e) {
+			errs = append(errs, fmt.Errorf("OpenWorldVia names unknown endpoint %q", e))
 		}
 	}
 	if t.ReadOnly == Yes && t.Destructive == Yes {

@@ -21,15 +21,39 @@ import (
 //  4. Availability: a service that cannot work here (Service.Unavailable)
 //     registers none of its tools, and its sentence is the reason.
 //  5. Profile: allowed_tools, then access = "read" (drops write tools), then
-//     allow_external = false (drops open-world tools), then file_dirs (a
-//     file-writing tool needs at least one folder).
+//     allow_external = false (drops open-world tools; config.toml's
+//     allow_external = false does the same, see DenyExternal), then
+//     file_dirs (a file-writing tool needs at least one folder).
 //
-// Every filter can only remove tools; none can add one back.
+// Every filter can only remove tools; none can add one back. A tool that
+// is open world only through a configured endpoint (Tool.OpenWorldVia) is
+// never removed for it: allow_external = false turns the endpoint off
+// instead, and the tool's openWorldHint says which it is (DefFor).
 type Filters struct {
 	ReadOnly   bool
 	EnableSend bool
 	Toolsets   []string
 	Profile    *Profile
+	// DenyExternal is config.toml's allow_external = false
+	// (TIDINGS_ALLOW_EXTERNAL): the same as a profile's, and the stricter
+	// of the two wins.
+	DenyExternal bool
+	// Endpoints are the external endpoints this process has configured
+	// (an http embedder, a dossier summary endpoint), whether or not
+	// allow_external lets them be used.
+	Endpoints []Endpoint
+}
+
+// ExternalAllowed reports whether both the configuration and the profile
+// allow reaching beyond this machine.
+func (f Filters) ExternalAllowed() bool {
+	return !f.DenyExternal && (f.Profile == nil || f.Profile.AllowExternal)
+}
+
+// Reaches reports whether endpoint e is configured and allowed, so tools
+// naming it in OpenWorldVia send text to it.
+func (f Filters) Reaches(e Endpoint) bool {
+	return f.ExternalAllowed() && slices.Contains(f.Endpoints, e)
 }
 
 // Decision records whether one tool was registered and, if not, why.
@@ -121,6 +145,9 @@ func excluded(t Tool, f Filters) string {
 		if !p.AllowExternal && t.OpenWorld == Yes {
 			return "profile: allow_external = false"
 		}
+	}
+	if f.DenyExternal && t.OpenWorld == Yes {
+		return "config: allow_external = false"
 	}
 	if t.WritesFiles && (f.Profile == nil || len(f.Profile.FileDirs) == 0) {
 		return "no file_dirs: a profile must name the folders this tool may write into"

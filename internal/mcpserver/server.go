@@ -195,10 +195,10 @@ func newFromTools(tools []Tool, deps *Deps, f Filters) (*Server, error) {
 	s.AddReceivingMiddleware(scopeCalls(base))
 	for _, t := range sel.Tools {
 		if t.Bridged && deps.BridgeCall != nil {
-			t.forward(s, t.Def(), deps) // the helper runs it (forward.go)
+			t.forward(s, t.DefFor(f), deps) // the helper runs it (forward.go)
 			continue
 		}
-		t.register(s, t.Def(), deps)
+		t.register(s, t.DefFor(f), deps)
 	}
 	return &Server{SDK: s, Selection: sel, Instructions: b.String()}, nil
 }

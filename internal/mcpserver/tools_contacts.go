@@ -66,11 +66,14 @@ var getContactDossier = Define(Tool{
 	Title: "Contact dossier",
 	Description: "A living dossier of one person, built from the user's one-to-one conversations with them and kept up to date: background (names, handles, services, first and last contact, volume by month), commitments (things promised, asked, owed or planned, with dates and amounts where written: active, past due, and recently resolved with what settled them), " +
 		"and relationship history (activity and reply times per quarter, the reply-time trend, recurring topics, the last significant exchange). Every claim cites the message ids it rests on, so get_conversation_messages can show the source. Extractive: nothing is invented.",
-	Toolset:      ToolsetContacts,
-	ReadOnly:     Yes,
-	Destructive:  No,
-	Idempotent:   Yes,
-	OpenWorld:    No,
+	Toolset:     ToolsetContacts,
+	ReadOnly:    Yes,
+	Destructive: No,
+	Idempotent:  Yes,
+	OpenWorld:   No,
+	// The generated summary is written by the configured summary
+	// endpoint: open world when that is configured and allowed.
+	OpenWorldVia: []Endpoint{EndpointDossierSummary},
 	Instructions: "For what is going on with a person (open promises, money owed, plans, when you last really talked), call get_contact_dossier once and cite its message ids; read a cited conversation only if the user asks for details.",
 }, func(d *Deps) mcp.ToolHandlerFor[ContactDossierInput, ContactDossierOutput] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in ContactDossierInput) (*mcp.CallToolResult, ContactDossierOutput, error) {

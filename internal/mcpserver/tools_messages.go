@@ -301,11 +301,14 @@ var searchMessages = Define(Tool{
 	Description: "Search the user's messages. The default hybrid mode fuses word matches (BM25, with stemming and typo tolerance) and meaning (vector similarity) by reciprocal rank fusion, so paraphrased questions work; fulltext, substring (exact text, newest first) and semantic modes are available. " +
 		"Filters: conversation_id, contact, days, from_me; words like 'last week' or 'in March' become a date filter. Each hit has the conversation, sender, time, text (and a snippet with **matches** for long texts); context: N adds neighbouring messages. " +
 		"scan_complete and coverage always say how much was searched: when scan_complete is false a matching message may be missing, and a note says when only full text was used.",
-	Toolset:      ToolsetMessages,
-	ReadOnly:     Yes,
-	Destructive:  No,
-	Idempotent:   Yes,
-	OpenWorld:    No,
+	Toolset:     ToolsetMessages,
+	ReadOnly:    Yes,
+	Destructive: No,
+	Idempotent:  Yes,
+	OpenWorld:   No,
+	// The query is embedded through the configured embedder: open world
+	// when that is an allowed http endpoint.
+	OpenWorldVia: []Endpoint{EndpointEmbedder},
 	Instructions: "For what someone said about something, call search_messages once with a natural-language query and contact (and days when the user gives a period); add context: 2 to see the surrounding conversation in the same call. If scan_complete is false, say the answer may be incomplete.",
 	InputSchema:  searchSchema(),
 }, func(d *Deps) mcp.ToolHandlerFor[SearchMessagesInput, SearchMessagesOutput] {

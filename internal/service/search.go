@@ -151,6 +151,12 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 		scope = ids
 	}
 	res := SearchResult{Query: output.Name(q.Text), RequestedMode: string(q.Mode), Days: prm.Days, Hits: []SearchHit{}, Notes: []string{}}
+	if s.semanticOff != "" && (q.Mode == index.ModeHybrid || q.Mode == index.ModeSemantic) {
+		// No vectors in this process by configuration (Options.SemanticOff):
+		// say that, not "not ready", which would promise vectors.
+		q.Mode = index.ModeFulltext
+		res.Notes = append(res.Notes, s.semanticOff)
+	}
 	var r *index.Result
 	if len(scope) <= 1 {
 		if len(scope) == 1 {

@@ -99,6 +99,13 @@ type Options struct {
 	Region string
 	// Logger receives diagnostics (never message content); nil discards.
 	Logger *slog.Logger
+	// SemanticOff, when set, is the one sentence saying why this process
+	// has no vector signal although one is configured: the embedder is an
+	// external endpoint and allow_external = false, so it was not built
+	// (docs/embeddings.md). Hybrid and semantic searches then run full
+	// text only and carry this sentence in their notes, as does
+	// get_status.search.
+	SemanticOff string
 }
 
 // Service is the query layer. Its methods are safe for concurrent use.
@@ -121,6 +128,8 @@ type Service struct {
 	appliedFP string // fingerprint of the last policy the index was purged for
 	dossierMu sync.Mutex
 
+	semanticOff string
+
 	summ     DossierSummarizer
 	summWait time.Duration
 	summMu   sync.Mutex
@@ -136,7 +145,8 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("service: no read policy")
 	}
 	s := &Service{ix: opts.Index, gate: opts.Gate, book: opts.Contacts, dossiers: opts.Dossiers, att: opts.Attachments, out: opts.Boundary,
-		now: opts.Now, loc: opts.Location, region: opts.Region, log: opts.Logger, summ: opts.Summarizer, summWait: opts.SummaryWait}
+		now: opts.Now, loc: opts.Location, region: opts.Region, log: opts.Logger, summ: opts.Summarizer, summWait: opts.SummaryWait,
+		semanticOff: opts.SemanticOff}
 	if s.out == nil {
 		s.out = output.New(redact.Default())
 	}

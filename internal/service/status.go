@@ -20,11 +20,14 @@ type Status struct {
 type PolicyStatus struct {
 	// Mode is blocklist or allowlist; empty when the policy cannot be
 	// loaded (Error says why; nothing is readable meanwhile).
-	Mode           string `json:"mode"`
-	Hardened       bool   `json:"hardened"`
-	BlockedEntries int    `json:"blocked_entries"`
-	AllowedEntries int    `json:"allowed_entries"`
-	Error          string `json:"error,omitempty"`
+	Mode     string `json:"mode"`
+	Hardened bool   `json:"hardened"`
+	// HardenedAllowlist is the root-owned allowlist file of hardened mode
+	// (a path, never its entries).
+	HardenedAllowlist string `json:"hardened_allowlist,omitempty"`
+	BlockedEntries    int    `json:"blocked_entries"`
+	AllowedEntries    int    `json:"allowed_entries"`
+	Error             string `json:"error,omitempty"`
 }
 
 // SearchStatus says which embedder semantic search uses and whether its
@@ -60,7 +63,8 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 		st.Policy.Error = "the read policy cannot be loaded, so nothing is readable until it is fixed: " + err.Error()
 	} else {
 		in := p.Info()
-		st.Policy = PolicyStatus{Mode: string(in.Mode), Hardened: in.Hardened, BlockedEntries: in.BlockedEntries, AllowedEntries: in.AllowedEntries}
+		st.Policy = PolicyStatus{Mode: string(in.Mode), Hardened: in.Hardened, HardenedAllowlist: in.Files.HardenedAllowlist,
+			BlockedEntries: in.BlockedEntries, AllowedEntries: in.AllowedEntries}
 		s.applyPolicy(ctx, p)
 	}
 	is, err := s.ix.Status(ctx)
@@ -70,6 +74,8 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	v := is.Vectors
 	st.Search = SearchStatus{Embedder: v.Embedder, SemanticReady: v.Ready, Vectors: v.Vectors, Searchable: v.Searchable}
 	switch {
+	case s.semanticOff != "":
+		st.Search.Note = s.semanticOff
 	case v.Embedder == "":
 		st.Search.Note = "no embedder: search matches words only (full text)"
 	case !v.Ready:

@@ -63,6 +63,8 @@ type Options struct {
 	// Summarizer and SummaryWait go to service.Options.
 	Summarizer  service.DossierSummarizer
 	SummaryWait time.Duration
+	// SemanticOff goes to service.Options.
+	SemanticOff string
 }
 
 // Demo generates the demo data with about n messages and opens it.
@@ -139,7 +141,7 @@ func open(t testing.TB, dir, chatDB, vcf string, o Options) *Env {
 	}
 	t.Cleanup(func() { e.Store.Close() })
 	e.Service, err = service.New(service.Options{Index: ix, Gate: e.Gate, Contacts: book, Dossiers: e.Store, Attachments: r, Now: now, Location: Zone, Region: "US",
-		Summarizer: o.Summarizer, SummaryWait: o.SummaryWait})
+		Summarizer: o.Summarizer, SummaryWait: o.SummaryWait, SemanticOff: o.SemanticOff})
 	if err != nil {
 		t.Fatal(err)
 	}
