@@ -126,6 +126,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	srv, err := mcpserver.New(deps, mcpserver.Filters{
 		ReadOnly:   cfg.ReadOnly,
 		EnableSend: cfg.EnableSend,
+		Demo:       cfg.Demo,
 		Toolsets:   cfg.Toolsets,
 		Profile:    deps.Profile,
 	})

@@ -53,7 +53,7 @@ type StatusProtocol struct {
 // StatusAccess reports the settings that narrow the tool list.
 type StatusAccess struct {
 	ReadOnly    bool   `json:"read_only"`
-	SendEnabled bool   `json:"send_enabled" jsonschema:"true when send tools are registered (ENABLE_MCP_SEND_MESSAGE=true and not read-only)"`
+	SendEnabled bool   `json:"send_enabled" jsonschema:"true when send tools are registered (ENABLE_MCP_SEND_MESSAGE=true, not read-only, not demo mode)"`
 	Profile     string `json:"profile,omitempty"`
 }
 
