@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -148,10 +149,40 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 			if _, wire := err.(*jsonrpc.Error); err != nil && !wire { // go-sdk passes a wire error on by type
 				err = quotedError{err}
 			}
+			if err == nil && (res == nil || (res.Content == nil && res.InputRequests == nil)) {
+				if text, ok := textContent(out); ok {
+					if res == nil {
+						res = &mcp.CallToolResult{}
+					}
+					res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+				}
+			}
 			return res, out, err
 		})
 	}
 	return t
+}
+
+// textContent is a result's text content block: Out as JSON written
+// without HTML escaping. go-sdk would fill the block with encoding/json's
+// default output, which writes every `<`, `>` and `&` as \u003c, \u003e,
+// \u0026: the model would read `\u003cuntrusted_external_content\u003e`
+// where the server's instructions show the literal tag, and pay six bytes
+// for one. What keeps third-party text inside its element is the
+// wrapper's own escaping of `&<>` (docs/security.md, "Untrusted-content
+// wrapping"), never the JSON encoder's. ok is false for a nil pointer
+// (go-sdk then writes the zero value itself).
+func textContent(out any) (string, bool) {
+	if v := reflect.ValueOf(out); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		return "", false
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return "", false // go-sdk reports the marshalling error itself
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
 }
 
 // quotedError is the tool results' catch-all for errors that quote input
