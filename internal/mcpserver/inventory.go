@@ -142,6 +142,17 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 		}
 		t.InputSchema = schema
 	}
+	if t.OutputSchema == nil {
+		rt := reflect.TypeFor[Out]()
+		if rt.Kind() == reflect.Pointer {
+			rt = rt.Elem()
+		}
+		schema, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+		if err != nil {
+			panic(fmt.Sprintf("tool %q: output schema: %v", t.Name, err))
+		}
+		t.OutputSchema = outline(schema)
+	}
 	t.register = func(s *mcp.Server, def *mcp.Tool, d *Deps) {
 		h := factory(d)
 		mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
@@ -161,6 +172,33 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 		})
 	}
 	return t
+}
+
+// outline is the output schema a tool lists: the top level of Out's
+// schema — every field, its JSON type, which are required, no others —
+// without the nested fields or descriptions. Every conversation pays for
+// tools/list before its first question, and the full schemas were most of
+// it (the dossier's alone 11.9 KB; docs/tools.md, "Sizes"); the model
+// reads the nested fields in the answer itself, and docs/tools.md
+// documents them. The outline is exact as far as it goes: go-sdk still
+// validates every answer against it.
+func outline(s *jsonschema.Schema) *jsonschema.Schema {
+	typeOnly := func(p *jsonschema.Schema) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: p.Type, Types: slices.Clone(p.Types), Enum: slices.Clone(p.Enum)}
+	}
+	out := &jsonschema.Schema{Type: s.Type, Types: slices.Clone(s.Types), Required: slices.Clone(s.Required),
+		AdditionalProperties: s.AdditionalProperties}
+	if len(s.Properties) > 0 {
+		out.Properties = map[string]*jsonschema.Schema{}
+		for name, p := range s.Properties {
+			q := typeOnly(p)
+			if p.Items != nil {
+				q.Items = typeOnly(p.Items)
+			}
+			out.Properties[name] = q
+		}
+	}
+	return out
 }
 
 // textContent is a result's text content block: Out as JSON written

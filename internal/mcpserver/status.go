@@ -67,7 +67,7 @@ type StatusToolset struct {
 var getStatus = Define(Tool{
 	Name:        "get_status",
 	Title:       "Tidings status",
-	Description: "Report what this Tidings server can answer from: server and protocol versions, the data set (demo or personal), which toolsets and tools are enabled and why others are not, the data sources found, index freshness and health checks with fixes. Contains no message content.",
+	Description: "What this server answers from: versions, the data set (demo or personal), which tools are enabled and why others are not, sources, index freshness and health checks with fixes. No message content.",
 	Toolset:     ToolsetStatus,
 	ReadOnly:    Yes,
 	Destructive: No,

@@ -14,7 +14,7 @@ import (
 
 // LookupContactsInput is lookup_contacts' argument object.
 type LookupContactsInput struct {
-	Name string `json:"name" jsonschema:"part of the person's name (first, last, full or nickname; case and accents ignored)"`
+	Name string `json:"name" jsonschema:"part of a name (case and accents ignored)"`
 }
 
 // LookupContactsOutput is lookup_contacts' result (the bridge's
@@ -24,10 +24,9 @@ type LookupContactsOutput struct {
 }
 
 var lookupContacts = Define(Tool{
-	Name:  "lookup_contacts",
-	Title: "Look up contacts",
-	Description: "Find people in the user's contacts by name (up to 25, best matches first). Each match has the name, either phone_last10 (last ten digits of the primary phone) or email, and a contact_id for get_contact_dossier. " +
-		"Use it to disambiguate a name before reading a conversation or sending; ambiguous is true when the name does not single out one person. People the user's read policy hides are never listed.",
+	Name:         "lookup_contacts",
+	Title:        "Look up contacts",
+	Description:  "Find people in the user's contacts by name (up to 25, best first): name, phone_last10 or email, and a contact_id for get_contact_dossier. ambiguous is true when several people fit: ask the user. People the read policy hides are never listed.",
 	Toolset:      ToolsetContacts,
 	ReadOnly:     Yes,
 	Destructive:  No,
@@ -52,7 +51,7 @@ var lookupContacts = Define(Tool{
 
 // ContactDossierInput is get_contact_dossier's argument object.
 type ContactDossierInput struct {
-	ContactID string `json:"contact_id" jsonschema:"the person: a contact_id from lookup_contacts, a phone number in any format or an e-mail address (a unique name also works)"`
+	ContactID string `json:"contact_id" jsonschema:"a contact_id from lookup_contacts, a phone number or an e-mail address (a unique name also works)"`
 }
 
 // ContactDossierOutput is get_contact_dossier's result.
@@ -62,10 +61,9 @@ type ContactDossierOutput struct {
 }
 
 var getContactDossier = Define(Tool{
-	Name:  "get_contact_dossier",
-	Title: "Contact dossier",
-	Description: "A living dossier of one person, built from the user's one-to-one conversations with them and kept up to date: background (names, handles, services, first and last contact, volume by month), commitments (things promised, asked, owed or planned, with dates and amounts where written: active, past due, and recently resolved with what settled them), " +
-		"and relationship history (activity and reply times per quarter, the reply-time trend, recurring topics, the last significant exchange). Every claim cites the message ids it rests on, so get_conversation_messages can show the source. Extractive: nothing is invented.",
+	Name:         "get_contact_dossier",
+	Title:        "Contact dossier",
+	Description:  "A living dossier of one person from the user's one-to-one conversations: background, open commitments (promised, asked, owed or planned, with dates) and recent history. detail \"full\" adds past and settled commitments, quarterly reply times, topics and monthly volume. Every claim cites message ids. Extractive: nothing is invented.",
 	Toolset:      ToolsetContacts,
 	ReadOnly:     Yes,
 	Destructive:  No,
