@@ -65,7 +65,12 @@ type ListConversationsInput struct {
 
 // ListConversationsOutput is list_conversations' result.
 type ListConversationsOutput struct {
-	service.ConversationList
+	WindowDays    float64                       `json:"window_days"`
+	Count         int                           `json:"count"`
+	Total         int                           `json:"total" jsonschema:"conversations active in the window that the read policy allows"`
+	Conversations []service.ConversationSummary `json:"conversations"`
+	// Page says whether more conversations exist (the service's own
+	// truncated flag is folded into it: one meaning, one field).
 	Page Page `json:"page"`
 }
 
@@ -106,13 +111,12 @@ var listConversations = Define(Tool{
 			return nil, ListConversationsOutput{}, err
 		}
 		if !page.Truncated && l.Truncated && offset+len(kept) < l.Total {
+			page.Truncated = true
 			page.NextCursor = "o" + strconv.Itoa(offset+len(kept))
 			page.Note = fmt.Sprintf("%d more conversations are active in the window; pass next_cursor to continue, or narrow with query or days", l.Total-offset-len(kept))
 		}
 		page.Total = l.Total
-		l.Conversations = kept
-		l.Count = len(kept)
-		return nil, ListConversationsOutput{ConversationList: l, Page: page}, nil
+		return nil, ListConversationsOutput{WindowDays: l.WindowDays, Count: len(kept), Total: l.Total, Conversations: kept, Page: page}, nil
 	}
 })
 
