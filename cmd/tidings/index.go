@@ -192,6 +192,27 @@ func loadContacts(ctx context.Context, ix *index.Index, cfg *config.Config, w io
 	return nil
 }
 
+// rememberContacts writes the contacts sources of cfg into its home's
+// config.toml when the file names none yet, so the query commands
+// (`tidings dossier Linda`) and serve know the names afterwards without
+// --contacts (docs/configuration.md, "Remembered sources").
+func rememberContacts(cfg *config.Config, w io.Writer, logger *slog.Logger) {
+	paths := make([]string, len(cfg.Contacts))
+	for i, p := range cfg.Contacts {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		paths[i] = p
+	}
+	wrote, err := config.Remember(cfg.Home, "contacts", paths)
+	switch {
+	case err != nil:
+		logger.Warn("contacts not remembered in config.toml; pass --contacts again next time", "err", err)
+	case wrote && w != nil:
+		fmt.Fprintf(w, "contacts: remembered in %s\n", cfg.Path(config.FileName))
+	}
+}
+
 // indexMemoryLimit is the Go heap's soft limit while indexing (unless
 // GOMEMLIMIT says otherwise): garbage from finished batches is collected
 // before the heap grows past it, keeping the process within the index
@@ -240,6 +261,9 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	defer ix.Close()
 	if err := loadContacts(ctx, ix, cfg, m.Stderr); err != nil {
 		return err
+	}
+	if cfg.Origins["contacts"] == "flag" {
+		rememberContacts(cfg, m.Stderr, logger)
 	}
 	var progress io.Writer
 	if isTerminalWriter(m.Stderr) {
