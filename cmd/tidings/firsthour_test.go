@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -146,4 +147,64 @@ func splitShell(s string) ([]string, error) {
 		out = append(out, cur.String())
 	}
 	return out, nil
+}
+
+// TestEveryCommandHasARealUsage: `tidings CMD -h` prints "Usage: tidings
+// CMD", then its flags, each on a line of its own name and at most one
+// argument word (a usage text in backquotes would be taken for the
+// argument's name and garble the line: "-no-embed tidings serve").
+func TestEveryCommandHasARealUsage(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, err := run(t, map[string]string{"HOME": t.TempDir()}, name, "-h")
+			if err != nil {
+				t.Fatalf("%s -h: %v", name, err)
+			}
+			stderr += stdout // a command with verbs prints its usage as its answer
+			if !strings.HasPrefix(stderr, "Usage: tidings "+name) && !strings.HasPrefix(stderr, "Usage:\n  tidings "+name) {
+				t.Errorf("%s -h does not start with a usage line:\n%s", name, stderr)
+			}
+			for _, line := range strings.Split(stderr, "\n") {
+				if !strings.HasPrefix(line, "  -") {
+					continue
+				}
+				if f := strings.Fields(line); len(f) > 2 {
+					t.Errorf("%s -h: garbled flag line %q", name, line)
+				}
+			}
+		})
+	}
+}
+
+// TestDoctorFixesNameOnlyItsFlags: a fix doctor prints never suggests a
+// flag doctor does not take, unless it names the command the flag belongs
+// to ("tidings serve --demo").
+func TestDoctorFixesNameOnlyItsFlags(t *testing.T) {
+	_, usage, _ := run(t, map[string]string{"HOME": t.TempDir()}, "doctor", "-h")
+	has := map[string]bool{}
+	for _, line := range strings.Split(usage, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  -") {
+			has["--"+strings.TrimPrefix(f[0], "-")] = true
+		}
+	}
+	flagRE := regexp.MustCompile(`(^|[^\w-])(--[a-z][a-z-]*)`)
+	for _, env := range []map[string]string{
+		{},
+		{"ENABLE_MCP_SEND_MESSAGE": "true"},
+		{"TIDINGS_IMESSAGE": "/nonexistent/chat.db", "TIDINGS_CONTACTS": "/nonexistent/contacts.vcf"},
+	} {
+		env["HOME"] = t.TempDir()
+		env["TIDINGS_HOME"] = filepath.Join(env["HOME"], "tidings")
+		m, _, _ := testMain(t, env)
+		for _, r := range runChecks(t.Context(), mustConfig(t, m)) {
+			for _, sentence := range strings.Split(r.Fix, ", ") {
+				for _, mm := range flagRE.FindAllStringSubmatchIndex(sentence, -1) {
+					flag := sentence[mm[4]:mm[5]]
+					if !has[flag] && !strings.Contains(sentence[:mm[4]], "tidings ") {
+						t.Errorf("%s: fix %q suggests %s, which doctor does not take", r.Name, r.Fix, flag)
+					}
+				}
+			}
+		}
+	}
 }

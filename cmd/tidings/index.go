@@ -236,7 +236,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	loader := config.Bind(fs, indexFlags...)
 	verify := fs.Bool("verify", false, "check the index's invariants after syncing (reads everything)")
 	jsonOut := fs.Bool("json", false, "print the sync report as JSON")
-	noEmbed := fs.Bool("no-embed", false, "skip embedding (semantic search waits for the next run or `tidings serve`)")
+	noEmbed := fs.Bool("no-embed", false, "skip embedding (semantic search waits for the next run or for tidings serve)")
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
 	}
