@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -205,6 +206,18 @@ func TestDoctorFixesNameOnlyItsFlags(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestSearchDaysZeroIsAnError: `tidings search --days 0` is refused as
+// search_messages refuses days 0, not silently read as "any time".
+func TestSearchDaysZeroIsAnError(t *testing.T) {
+	for _, days := range []string{"0", "-1", "0.0"} {
+		_, _, err := run(t, map[string]string{"HOME": t.TempDir()}, "search", "--days", days, "dinner")
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--days") {
+			t.Errorf("--days %s: err = %v, want a usage error naming --days", days, err)
 		}
 	}
 }

@@ -87,3 +87,27 @@ func TestOnePageTruncated(t *testing.T) {
 		t.Errorf("list_conversations limit 1: truncated %v, page %v", r.data["truncated"], page)
 	}
 }
+
+// TestNoObjectReplacementCharacter: the U+FFFC that Messages keeps in a
+// body where an attachment sat ("\ufffcdinner tonight") never reaches an
+// answer — not in bodies, context messages or snippets; the attachment is
+// listed in attachments.
+func TestNoObjectReplacementCharacter(t *testing.T) {
+	env := servicetest.HostileNames(t, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	reached := false
+	for _, c := range []rtCall{
+		{tool: "get_conversation_messages", args: map[string]any{"conversation_id": servicetest.HostileGroupID, "limit": 200}},
+		{tool: "search_messages", args: map[string]any{"query": "Friday", "mode": "substring", "context": 3}},
+		{tool: "review_messages", args: map[string]any{"days": 2, "context": 10}},
+	} {
+		r := callTool(t, cs, c.tool, c.args)
+		if strings.Contains(r.text, "\ufffc") || strings.Contains(string(r.raw), "\ufffc") {
+			t.Errorf("%s: an answer carries U+FFFC: %.300s", c.tool, r.text[strings.Index(r.text, "\ufffc")-min(200, strings.Index(r.text, "\ufffc")):])
+		}
+		reached = reached || strings.Contains(r.text, "rt-names-photo")
+	}
+	if !reached {
+		t.Fatal("no answer reached the attachment message: the test proves nothing")
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/dossier"
+	"github.com/tidings-mcp/tidings/internal/output"
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 	"github.com/tidings-mcp/tidings/internal/service"
 )
@@ -228,7 +229,7 @@ func fitDossier(r *ContactDossierOutput, budget int) (Page, error) {
 	page.Returned = len(r.Active) + len(r.Past) + len(r.Resolved)
 	if cut > 0 {
 		page.Truncated = true
-		page.Note = fmt.Sprintf("%d older entries (commitments, early months) were left out to stay under %d KB", cut, budget>>10)
+		page.Note = fmt.Sprintf("%s (commitments, early months) left out to stay under %d KB", output.Count(cut, "older item"), budget>>10)
 	}
 	return page, nil
 }

@@ -113,7 +113,7 @@ var listConversations = Define(Tool{
 		if !page.Truncated && l.Truncated && offset+len(kept) < l.Total {
 			page.Truncated = true
 			page.NextCursor = "o" + strconv.Itoa(offset+len(kept))
-			page.Note = fmt.Sprintf("%d more conversations are active in the window; pass next_cursor to continue, or narrow with query or days", l.Total-offset-len(kept))
+			page.Note = fmt.Sprintf("%s more active in the window; pass next_cursor to continue, or narrow with query or days", output.Count(l.Total-offset-len(kept), "conversation"))
 		}
 		page.Total = l.Total
 		return nil, ListConversationsOutput{WindowDays: l.WindowDays, Count: len(kept), Total: l.Total, Conversations: kept, Page: page}, nil
@@ -346,7 +346,7 @@ var searchMessages = Define(Tool{
 			}
 			wrapHits(&res)
 			page = Page{Returned: len(res.Hits), Total: len(res.Hits), NextCursor: res.NextCursor, Truncated: true,
-				Note: fmt.Sprintf("showing %d hits to stay under %d KB; pass next_cursor (with the same arguments) for more, or use less context", len(res.Hits), MaxResultBytes>>10)}
+				Note: fmt.Sprintf("showing %s to stay under %d KB; pass next_cursor (with the same arguments) for more, or use less context", output.Count(len(res.Hits), "hit"), MaxResultBytes>>10)}
 		} else if n < len(res.Hits) {
 			res.Hits = res.Hits[:n]
 			page = Page{Returned: n, Total: page.Total, Truncated: true,
