@@ -100,8 +100,8 @@ func TestMessageToolsOnDemoData(t *testing.T) {
 
 	t.Run("list_conversations", func(t *testing.T) {
 		var l struct {
-			Count         int  `json:"count"`
-			Total         int  `json:"total"`
+			Count         int `json:"count"`
+			Total         int `json:"total"`
 			Conversations []struct {
 				ID               string `json:"id"`
 				Kind             string `json:"kind"`
