@@ -196,7 +196,7 @@ func (r *bridgeRemote) checks(ctx context.Context) []mcpserver.CheckResult {
 	}
 	if st.Policy.Error != "" {
 		out = append(out, mcpserver.CheckResult{Name: "bridge helper: read policy", Status: "fail", Detail: st.Policy.Error,
-			Fix: "fix the files in " + filepath.Join(r.dir, "contacts") + " (tidings policy list --dir " + r.dir + ")"})
+			Fix: "fix the files in " + filepath.Join(r.dir, "contacts") + " (tidings policy list --home " + r.dir + ")"})
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,9 +27,19 @@ func init() {
 	})
 }
 
+const demoUsage = `Usage: tidings demo [--dir DIR] [--messages N] [--seed N] [--home DIR]
+
+Writes a synthetic, deterministic Messages database (chat.db) and address
+book (contacts.vcf) of made-up people into DIR (default $TIDINGS_HOME/demo),
+to try Tidings without personal data. Then index it with the command it
+prints, or simply run tidings serve --demo, which generates, indexes and
+serves it by itself.
+
+Flags:
+`
+
 func runDemo(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
+	fs := newFlagSet(m, "demo", demoUsage)
 	dir := fs.String("dir", "", "output folder (default: $TIDINGS_HOME/demo)")
 	messages := fs.Int("messages", demo.DefaultMessages, fmt.Sprintf("number of messages (%d to %d)", demo.MinMessages(), demo.MaxMessages))
 	seed := fs.String("seed", "1", "seed for the generated filler (storylines never change)")
@@ -109,6 +118,11 @@ func serveDemo(ctx context.Context, env *ServeEnv) error {
 	st, err := prepareDemo(ctx, cfg, dir, env.Logger)
 	if err != nil {
 		return err
+	}
+	// The demo's home remembers its contacts, so the commands the hint
+	// prints (`tidings dossier --home DIR Linda`) know the names.
+	if _, err := config.Remember(dir, "contacts", []string{filepath.Join(dir, "contacts.vcf")}); err != nil {
+		env.Logger.Warn("the demo's contacts are not remembered in its config.toml", "err", err)
 	}
 	cfg.Home = dir
 	cfg.IMessage = filepath.Join(dir, "chat.db")

@@ -63,9 +63,18 @@ func doctorServiceChecks(ctx context.Context, cfg *config.Config, logger *slog.L
 	return mcpserver.ServiceChecks(ctx, svcs)
 }
 
+const doctorUsage = `Usage: tidings doctor [--json] [flags]
+
+Checks what tidings serve would find with the same settings (flags,
+TIDINGS_* and config.toml): the message sources and contacts, their
+permissions, the index, the HTTP settings and the profile, and prints each
+problem with its fix. It changes nothing. Exit status 1 when a check fails.
+
+Flags:
+`
+
 func runDoctor(ctx context.Context, m *Main, args []string) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
+	fs := newFlagSet(m, "doctor", doctorUsage)
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	loader := config.Bind(fs, "home", "http", "http-token-file", "profile", "imessage", "ios-backup", "android-xml", "contacts")
 	if err := fs.Parse(args); err != nil {
@@ -188,9 +197,9 @@ func checkSources(ctx context.Context, cfg *config.Config) []mcpserver.CheckResu
 		}
 	}
 	if len(srcs) == 0 && cfg.IMessage == "" && cfg.IOSBackup == "" {
-		fix := "pass --ios-backup DIR (an unencrypted iPhone backup) or --android-xml FILE (SMS Backup & Restore), or try --demo"
+		fix := "pass --ios-backup DIR (an unencrypted iPhone backup) or --android-xml FILE (SMS Backup & Restore), or try tidings serve --demo"
 		if runtime.GOOS == "darwin" {
-			fix = "set --imessage ~/Library/Messages/chat.db, or try --demo"
+			fix = "set --imessage ~/Library/Messages/chat.db, or try tidings serve --demo"
 		}
 		return []mcpserver.CheckResult{{Name: "sources", Status: "warn", Detail: "no data source configured", Fix: fix}}
 	}
@@ -219,7 +228,7 @@ func checkAccess(_ context.Context, cfg *config.Config) []mcpserver.CheckResult 
 		return []mcpserver.CheckResult{{Name: "send", Status: "ok", Detail: "read-only: no write tool is registered"}}
 	case cfg.EnableSend:
 		return []mcpserver.CheckResult{{Name: "send", Status: "warn", Detail: "ENABLE_MCP_SEND_MESSAGE=true: send tools are registered (each send still needs your confirmation)",
-			Fix: "unset ENABLE_MCP_SEND_MESSAGE, or use --read-only, if assistants should not send"}}
+			Fix: "unset ENABLE_MCP_SEND_MESSAGE, or run tidings serve --read-only, if assistants should not send"}}
 	}
 	return []mcpserver.CheckResult{{Name: "send", Status: "ok", Detail: "send tools quarantined (ENABLE_MCP_SEND_MESSAGE is not true)"}}
 }

@@ -227,6 +227,27 @@ func loadContacts(ctx context.Context, ix *index.Index, cfg *config.Config, w io
 	return nil
 }
 
+// rememberContacts writes the contacts sources of cfg into its home's
+// config.toml when the file names none yet, so the query commands
+// (`tidings dossier Linda`) and serve know the names afterwards without
+// --contacts (docs/configuration.md, "Remembered sources").
+func rememberContacts(cfg *config.Config, w io.Writer, logger *slog.Logger) {
+	paths := make([]string, len(cfg.Contacts))
+	for i, p := range cfg.Contacts {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		paths[i] = p
+	}
+	wrote, err := config.Remember(cfg.Home, "contacts", paths)
+	switch {
+	case err != nil:
+		logger.Warn("contacts not remembered in config.toml; pass --contacts again next time", "err", err)
+	case wrote && w != nil:
+		fmt.Fprintf(w, "contacts: remembered in %s\n", cfg.Path(config.FileName))
+	}
+}
+
 // indexMemoryLimit is the Go heap's soft limit while indexing (unless
 // GOMEMLIMIT says otherwise): garbage from finished batches is collected
 // before the heap grows past it, keeping the process within the index
@@ -250,7 +271,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	loader := config.Bind(fs, indexFlags...)
 	verify := fs.Bool("verify", false, "check the index's invariants after syncing (reads everything)")
 	jsonOut := fs.Bool("json", false, "print the sync report as JSON")
-	noEmbed := fs.Bool("no-embed", false, "skip embedding (semantic search waits for the next run or `tidings serve`)")
+	noEmbed := fs.Bool("no-embed", false, "skip embedding (semantic search waits for the next run or for tidings serve)")
 	if help, err := parseNoArgs(fs, args); help || err != nil {
 		return err
 	}
@@ -275,6 +296,9 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	defer ix.Close()
 	if err := loadContacts(ctx, ix, cfg, m.Stderr); err != nil {
 		return err
+	}
+	if cfg.Origins["contacts"] == "flag" {
+		rememberContacts(cfg, m.Stderr, logger)
 	}
 	var progress io.Writer
 	if isTerminalWriter(m.Stderr) {

@@ -395,9 +395,14 @@ func TestServeProcessHTTP(t *testing.T) {
 	}
 }
 
+func testMainOnly(t *testing.T) *Main {
+	m, _, _ := testMain(t, nil)
+	return m
+}
+
 func TestTTYHint(t *testing.T) {
 	var b bytes.Buffer
-	printTTYHint(&b, mcpserver.DataSet{Kind: "personal"})
+	printTTYHint(&b, mcpserver.DataSet{Kind: "personal"}, mustConfig(t, testMainOnly(t)), "tidings")
 	for _, want := range []string{"MCP server", `"args": ["serve"]`, "claude mcp add tidings", "tidings doctor", "Ctrl-D"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("hint lacks %q:\n%s", want, b.String())
@@ -410,14 +415,14 @@ func TestTTYHint(t *testing.T) {
 	m, _, _ := testMain(t, nil)
 	cfg := mustConfig(t, m)
 	b.Reset()
-	printTTYHint(&b, defaultDataSet(cfg))
+	printTTYHint(&b, defaultDataSet(cfg), cfg, "tidings")
 	for _, want := range []string{"tidings serve --demo", "--imessage PATH", "--ios-backup DIR", "--android-xml FILE"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no-data hint lacks %q:\n%s", want, b.String())
 		}
 	}
 	b.Reset()
-	printTTYHint(&b, mcpserver.DataSet{Kind: "demo", Note: "demo data set"})
+	printTTYHint(&b, mcpserver.DataSet{Kind: "demo", Note: "demo data set"}, cfg, "tidings")
 	if !strings.Contains(b.String(), "demo data set") {
 		t.Errorf("demo hint:\n%s", b.String())
 	}

@@ -22,7 +22,7 @@ func init() {
 	})
 }
 
-const policyUsage = `Usage: tidings policy VERB [--dir DIR] [ARGS]
+const policyUsage = `Usage: tidings policy VERB [--home DIR] [ARGS]
 
 Edits the read policy in DIR/contacts/ (DIR defaults to $TIDINGS_HOME; pass
 the bridge folder to edit a bridge helper's policy):
@@ -44,11 +44,14 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprint(m.Stdout, policyUsage)
 		return nil
 	}
-	// --dir may come before the verb ("policy --dir D block …") or after it.
+	// --home may come before the verb ("policy --home D block …") or
+	// after it. --dir is its former name, kept as a hidden alias (the
+	// usage shows --home only).
 	top := flag.NewFlagSet("policy", flag.ContinueOnError)
 	top.SetOutput(m.Stderr)
 	top.Usage = func() { fmt.Fprint(m.Stderr, policyUsage) }
-	topDir := top.String("dir", "", "folder that holds contacts/ (default: $TIDINGS_HOME)")
+	topDir := top.String("home", "", "folder that holds contacts/ (default: $TIDINGS_HOME)")
+	top.StringVar(topDir, "dir", "", "alias of --home")
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -62,7 +65,8 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 	fs := flag.NewFlagSet("policy "+verb, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = top.Usage
-	dir := fs.String("dir", *topDir, "folder that holds contacts/ (default: $TIDINGS_HOME)")
+	dir := fs.String("home", *topDir, "folder that holds contacts/ (default: $TIDINGS_HOME)")
+	fs.StringVar(dir, "dir", *topDir, "alias of --home")
 	var comment *string
 	var asJSON *bool
 	switch verb {

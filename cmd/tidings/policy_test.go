@@ -124,14 +124,30 @@ func TestPolicyAllowModeList(t *testing.T) {
 	}
 }
 
-func TestPolicyDirFlagBeatsEnvironment(t *testing.T) {
-	home, other := t.TempDir(), t.TempDir()
-	mustRun(t, home, "--dir", other, "block", "+15551234567")
-	if _, err := os.Stat(policy.Path(other, policy.Blocked)); err != nil {
-		t.Errorf("--dir not used: %v", err)
+// TestPolicyHomeFlagBeatsEnvironment: policy takes --home like every other
+// command, before or after the verb; --dir stays as a hidden alias.
+func TestPolicyHomeFlagBeatsEnvironment(t *testing.T) {
+	for _, args := range [][]string{
+		{"--home", "OTHER", "block", "+15551234567"},
+		{"block", "--home", "OTHER", "+15551234567"},
+		{"--dir", "OTHER", "block", "+15551234567"},
+	} {
+		home, other := t.TempDir(), t.TempDir()
+		for i := range args {
+			if args[i] == "OTHER" {
+				args[i] = other
+			}
+		}
+		mustRun(t, home, args...)
+		if _, err := os.Stat(policy.Path(other, policy.Blocked)); err != nil {
+			t.Errorf("%v: the folder flag is not used: %v", args, err)
+		}
+		if _, err := os.Stat(policy.Path(home, policy.Blocked)); !os.IsNotExist(err) {
+			t.Errorf("%v: TIDINGS_HOME written despite the flag", args)
+		}
 	}
-	if _, err := os.Stat(policy.Path(home, policy.Blocked)); !os.IsNotExist(err) {
-		t.Error("TIDINGS_HOME written despite --dir")
+	if out := mustRun(t, t.TempDir(), "-h"); !strings.Contains(out, "--home DIR") || strings.Contains(out, "--dir") {
+		t.Errorf("policy -h does not show --home (and only it):\n%s", out)
 	}
 }
 

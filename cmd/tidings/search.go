@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/policy/coerce"
 	"github.com/tidings-mcp/tidings/internal/service"
 )
 
@@ -70,7 +72,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	limit := fs.Int("limit", 10, "results per page (1-100)")
 	conv := fs.String("conversation", "", "restrict to a conversation (id or chat identifier)")
 	contact := fs.String("contact", "", "restrict to conversations with a person (name, phone, email)")
-	days := fs.Int("days", 0, "restrict to the last N days")
+	days := fs.String("days", "", fmt.Sprintf("restrict to the last N days, more than 0 and at most %d", service.MaxSearchDays))
 	var fromMe boolFlag
 	fs.Var(&fromMe, "from-me", "only messages I sent (true) or received (false)")
 	explain := fs.Bool("explain", false, "show each hit's score")
@@ -87,8 +89,15 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	if *limit < 1 || *limit > service.MaxSearchLimit {
 		return usageError{fmt.Sprintf("--limit %d: want 1 to %d", *limit, service.MaxSearchLimit)}
 	}
-	if *days < 0 {
-		return usageError{fmt.Sprintf("--days %d: want a positive number of days", *days)}
+	// --days reads as search_messages' days does: absent means any time,
+	// and 0 is refused, not taken for "absent".
+	var nDays float64
+	if flagSet(fs, "days") {
+		d, err := coerce.Days(*days, coerce.DaysSpec{Name: "--days", Max: service.MaxSearchDays, Required: true})
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		nDays = d
 	}
 	switch index.Mode(*mode) {
 	case index.ModeHybrid, index.ModeFulltext, index.ModeSubstring, index.ModeSemantic:
@@ -105,7 +114,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	}
 	defer done()
 	res, err := svc.Search(ctx, service.SearchParams{Query: text, Mode: *mode, ConversationID: *conv, Contact: *contact,
-		Days: float64(*days), FromMe: fromMe.v, Limit: *limit, Cursor: *cursor, LiteralDates: *literal})
+		Days: nDays, FromMe: fromMe.v, Limit: *limit, Cursor: *cursor, LiteralDates: *literal})
 	if err != nil {
 		return err
 	}
@@ -162,6 +171,13 @@ func printResult(w io.Writer, res service.SearchResult, color, explain bool, loc
 	if res.NextCursor != "" {
 		fmt.Fprintf(w, "more: --cursor %s\n", res.NextCursor)
 	}
+}
+
+// flagSet reports whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // highlight turns snippet markers into terminal bold.

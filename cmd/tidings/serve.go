@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -128,7 +129,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 
 	if isTerminal(m.Stdin) {
-		printTTYHint(m.Stderr, deps.DataSet)
+		printTTYHint(m.Stderr, deps.DataSet, cfg, executable())
 	}
 	in, ok := m.Stdin.(io.ReadCloser)
 	if !ok {
@@ -190,6 +191,15 @@ func quoteAttr(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
+// executable is the path of the running binary, or "tidings".
+func executable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "tidings"
+	}
+	return exe
+}
+
 // isTerminal reports whether r is a terminal (a person typing), not a pipe,
 // a file or /dev/null.
 func isTerminal(r io.Reader) bool {
@@ -199,27 +209,51 @@ func isTerminal(r io.Reader) bool {
 
 // printTTYHint tells a person who started `tidings serve` in a terminal what
 // it is waiting for, instead of hanging silently, and what data it serves
-// (or how to give it some).
-func printTTYHint(w io.Writer, ds mcpserver.DataSet) {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = "tidings"
+// (or how to give it some). Every command it prints works as printed
+// (TestDemoNextStepsWorkAsPrinted): the client snippets keep --demo, the
+// demo's commands name its home (it is not the personal one), and a
+// binary that `go run` left in the build cache — deleted when the run
+// ends — is replaced by the path `go install` puts one at.
+func printTTYHint(w io.Writer, ds mcpserver.DataSet, cfg *config.Config, exe string) {
+	prog := exe
+	if isBuildCache(exe) {
+		prog = installedPath(os.Getenv)
+		fmt.Fprintf(w, "This tidings was built by `go run` into a temporary folder that goes away when it stops.\n"+
+			"For an assistant, install a binary first: go install ./cmd/tidings (it lands at %s).\n\n", prog)
+	}
+	args := `"serve"`
+	if cfg.Demo {
+		args = `"serve", "--demo"`
 	}
 	fmt.Fprintf(w, `tidings serve is an MCP server: it is waiting for an MCP client to speak JSON-RPC on stdin.
 Add it to your assistant instead of running it by hand, e.g. in Claude Desktop's claude_desktop_config.json:
 
-  {"mcpServers": {"tidings": {"command": %q, "args": ["serve"]}}}
+  {"mcpServers": {"tidings": {"command": %q, "args": [%s]}}}
 
-or: claude mcp add tidings -- %s serve
-`, exe, exe)
+or: claude mcp add tidings -- %s %s
+`, prog, args, prog, strings.ReplaceAll(strings.ReplaceAll(args, `"`, ""), ",", ""))
+	run := prog
+	if isBuildCache(exe) {
+		run = "go run ./cmd/tidings"
+	}
 	var try []string
-	for _, c := range []string{"search", "review", "doctor"} {
-		if _, ok := commands[c]; ok {
-			try = append(try, "tidings "+c)
+	if cfg.Demo {
+		// The demo lives in its own home, with its contacts remembered
+		// there (serveDemo), so the query commands need --home.
+		home := shellQuote(cfg.Home)
+		try = []string{"search --home " + home + " \"dinner on friday\"", "review --home " + home + " --days 7", "dossier --home " + home + " Linda"}
+	} else {
+		for _, c := range []string{"search \"dinner\"", "review", "doctor"} {
+			if _, ok := commands[strings.Fields(c)[0]]; ok {
+				try = append(try, c)
+			}
 		}
 	}
 	if len(try) > 0 {
-		fmt.Fprintf(w, "To try it by hand: %s.\n", strings.Join(try, ", "))
+		fmt.Fprintf(w, "To try it by hand:\n")
+		for _, c := range try {
+			fmt.Fprintf(w, "  $ %s %s\n", run, c)
+		}
 	}
 	switch {
 	case ds.Kind == "demo" && !ds.Empty:
@@ -228,4 +262,35 @@ or: claude mcp add tidings -- %s serve
 		fmt.Fprintf(w, "Data: %s.\n", ds.Note)
 	}
 	fmt.Fprintf(w, "Press Ctrl-D or Ctrl-C to stop.\n")
+}
+
+// isBuildCache reports whether exe is a binary `go run` built into a
+// temporary go-build folder.
+func isBuildCache(exe string) bool {
+	for _, dir := range strings.Split(filepath.ToSlash(exe), "/") {
+		if strings.HasPrefix(dir, "go-build") {
+			return true
+		}
+	}
+	return false
+}
+
+// installedPath is where `go install ./cmd/tidings` puts the binary:
+// $GOBIN, else the first $GOPATH entry's bin, else ~/go/bin.
+func installedPath(getenv func(string) string) string {
+	if b := getenv("GOBIN"); b != "" {
+		return filepath.Join(b, "tidings")
+	}
+	if p := filepath.SplitList(getenv("GOPATH")); len(p) > 0 && p[0] != "" {
+		return filepath.Join(p[0], "bin", "tidings")
+	}
+	return filepath.Join(getenv("HOME"), "go", "bin", "tidings")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -65,8 +65,9 @@ func TestServeAndroidOnly(t *testing.T) {
 		t.Fatalf("search terrace: %s", clip([]byte(mustJSON(res))))
 	}
 	h := hits[0].(map[string]any)
-	// The caption follows U+FFFC, the photo's place in the MMS.
-	if h["text"] != "<untrusted_external_content>\ufffcThe view from the terrace 🌅</untrusted_external_content>" ||
+	// The caption followed U+FFFC, the photo's place in the MMS, which
+	// the output boundary strips (TestNoObjectReplacementCharacter).
+	if h["text"] != "<untrusted_external_content>The view from the terrace 🌅</untrusted_external_content>" ||
 		h["conversation"].(map[string]any)["id"] != alice["id"] || h["sender"] != "Alice M. Martin" {
 		t.Errorf("terrace hit = %v", h)
 	}

@@ -223,3 +223,36 @@ func TestServeReadOnlyInventory(t *testing.T) {
 		}
 	}
 }
+
+// TestServeDemoNeverRegistersSendTools: with --demo the send tools are not
+// registered even when ENABLE_MCP_SEND_MESSAGE=true (the demo's people are
+// made up, so a registered send tool could only answer "off"), and
+// get_status says send is off for the reason "demo mode".
+func TestServeDemoNeverRegistersSendTools(t *testing.T) {
+	fakeSendPlatform(t, send.AnswerApproved)
+	root := t.TempDir()
+	env := map[string]string{"HOME": root, "TIDINGS_HOME": filepath.Join(root, "tidings"), "ENABLE_MCP_SEND_MESSAGE": "true",
+		"TIDINGS_NOW": anchorRFC3339}
+	c := startClient(t, env, "--demo")
+	if names := c.toolNames(); !hasNone(names, "preview_message", "send_message") {
+		t.Errorf("send tools registered in demo mode: %v", names)
+	}
+	st := c.mustCall("get_status", nil)
+	if st["access"].(map[string]any)["send_enabled"] != false {
+		t.Errorf("access = %v", st["access"])
+	}
+	reasons := map[string]string{}
+	for _, ts := range st["toolsets"].([]any) {
+		for _, d := range ts.(map[string]any)["tools"].([]any) {
+			dm := d.(map[string]any)
+			if dm["enabled"] == false {
+				reasons[dm["tool"].(string)], _ = dm["reason"].(string)
+			}
+		}
+	}
+	for _, tool := range []string{"preview_message", "send_message"} {
+		if !strings.HasPrefix(reasons[tool], "demo mode") {
+			t.Errorf("%s: reason %q, want \"demo mode: …\"", tool, reasons[tool])
+		}
+	}
+}

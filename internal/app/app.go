@@ -132,6 +132,7 @@ func (g *Graph) Filters() mcpserver.Filters {
 	return mcpserver.Filters{
 		ReadOnly:   g.Config.ReadOnly,
 		EnableSend: g.Config.EnableSend,
+		Demo:       g.Config.Demo,
 		Toolsets:   g.Config.Toolsets,
 		Profile:    g.Deps.Profile,
 		// allow_external = false in config.toml (the profile's own value

@@ -684,3 +684,85 @@ func Keys() []KeyInfo {
 type KeyInfo struct {
 	TOML, Env, Flag, Default, Usage string
 }
+
+// Remember writes key = values into the config.toml of home unless the
+// file already sets key, so a source given once on the command line (the
+// contacts `tidings index` loaded, the demo's files) is known to every
+// later command of that home (docs/configuration.md, "Remembered
+// sources"). The line goes before the first table, where a top-level key
+// must be; the rest of the file is kept byte for byte. It reports whether
+// it wrote. A file that does not parse is left alone (the next command
+// reports it).
+func Remember(home, key string, values []string) (bool, error) {
+	path := filepath.Join(home, FileName)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	var top map[string]any
+	md, err := toml.Decode(string(data), &top)
+	if err != nil || md.IsDefined(key) {
+		return false, nil
+	}
+	var line strings.Builder
+	fmt.Fprintf(&line, "# remembered by tidings (%s given on the command line)\n%s = [", key, key)
+	for i, v := range values {
+		if i > 0 {
+			line.WriteString(", ")
+		}
+		line.WriteString(tomlString(v))
+	}
+	line.WriteString("]\n")
+	text := string(data)
+	at := len(text)
+	for i := 0; i < len(text); {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text) - i
+		}
+		if strings.HasPrefix(strings.TrimSpace(text[i:i+end]), "[") {
+			at = i
+			break
+		}
+		i += end + 1
+	}
+	head := text[:at]
+	if head != "" && !strings.HasSuffix(head, "\n") {
+		head += "\n"
+	}
+	out := head + line.String() + text[at:]
+	if md, err := toml.Decode(out, &top); err != nil || !md.IsDefined(key) {
+		return false, fmt.Errorf("%s: could not add %s without changing the meaning of the file; add it by hand", path, key)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return false, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(out), 0o600); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -298,3 +298,47 @@ func TestAllowExternalAndHardenedAllowlistSources(t *testing.T) {
 		})
 	}
 }
+
+// TestRememberWritesATopLevelKeyOnce: Remember adds key = values before
+// the first table of config.toml (where a top-level key must be), keeps
+// the rest of the file, reads back exactly, and never overrides a key the
+// file already sets.
+func TestRememberWritesATopLevelKeyOnce(t *testing.T) {
+	odd := `/tmp/a "quoted" \ path` + "\t.vcf"
+	for _, tc := range []struct {
+		name, before string
+		wrote        bool
+	}{
+		{"no file", "", true},
+		{"keys only, no final newline", `region = "FR"`, true},
+		{"before the first table", "region = \"FR\"\n[embedder]\nname = \"builtin\"\n", true},
+		{"already set", "contacts = [\"/elsewhere.vcf\"]\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			if tc.before != "" {
+				os.WriteFile(filepath.Join(home, FileName), []byte(tc.before), 0o600)
+			}
+			wrote, err := Remember(home, "contacts", []string{"/x/contacts.vcf", odd})
+			if err != nil || wrote != tc.wrote {
+				t.Fatalf("wrote %v, err %v", wrote, err)
+			}
+			cfg, err := Bind(nil).Load(func(k string) string { return map[string]string{"TIDINGS_HOME": home}[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wrote && (len(cfg.Contacts) != 2 || cfg.Contacts[1] != odd) {
+				t.Errorf("contacts = %q", cfg.Contacts)
+			}
+			if !tc.wrote && (len(cfg.Contacts) != 1 || cfg.Contacts[0] != "/elsewhere.vcf") {
+				t.Errorf("an existing key was changed: %q", cfg.Contacts)
+			}
+			if strings.Contains(tc.before, "[embedder]") && (cfg.Region != "FR" || cfg.Embedder.Name != "builtin") {
+				t.Errorf("the rest of the file changed meaning: region %q, embedder %q", cfg.Region, cfg.Embedder.Name)
+			}
+			if fi, err := os.Stat(filepath.Join(home, FileName)); err == nil && fi.Mode().Perm() != 0o600 && tc.wrote {
+				t.Errorf("config.toml mode %o", fi.Mode().Perm())
+			}
+		})
+	}
+}

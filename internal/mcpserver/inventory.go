@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -183,12 +184,31 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 		}
 		t.InputSchema = schema
 	}
+	if t.OutputSchema == nil {
+		rt := reflect.TypeFor[Out]()
+		if rt.Kind() == reflect.Pointer {
+			rt = rt.Elem()
+		}
+		schema, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+		if err != nil {
+			panic(fmt.Sprintf("tool %q: output schema: %v", t.Name, err))
+		}
+		t.OutputSchema = outline(schema)
+	}
 	t.register = func(s *mcp.Server, def *mcp.Tool, d *Deps) {
 		h := factory(d)
 		mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 			res, out, err := h(ctx, req, in)
 			if _, wire := err.(*jsonrpc.Error); err != nil && !wire { // go-sdk passes a wire error on by type
 				err = quotedError{err}
+			}
+			if err == nil && (res == nil || (res.Content == nil && res.InputRequests == nil)) {
+				if text, ok := textContent(out); ok {
+					if res == nil {
+						res = &mcp.CallToolResult{}
+					}
+					res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+				}
 			}
 			return res, out, err
 		})
@@ -199,6 +219,55 @@ func Define[In, Out any](t Tool, factory func(d *Deps) mcp.ToolHandlerFor[In, Ou
 		})
 	}
 	return t
+}
+
+// outline is the output schema a tool lists: the top level of Out's
+// schema — every field, its JSON type, which are required, no others —
+// without the nested fields or descriptions. Every conversation pays for
+// tools/list before its first question, and the full schemas were most of
+// it (the dossier's alone 11.9 KB; docs/tools.md, "Sizes"); the model
+// reads the nested fields in the answer itself, and docs/tools.md
+// documents them. The outline is exact as far as it goes: go-sdk still
+// validates every answer against it.
+func outline(s *jsonschema.Schema) *jsonschema.Schema {
+	typeOnly := func(p *jsonschema.Schema) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: p.Type, Types: slices.Clone(p.Types), Enum: slices.Clone(p.Enum)}
+	}
+	out := &jsonschema.Schema{Type: s.Type, Types: slices.Clone(s.Types), Required: slices.Clone(s.Required),
+		AdditionalProperties: s.AdditionalProperties}
+	if len(s.Properties) > 0 {
+		out.Properties = map[string]*jsonschema.Schema{}
+		for name, p := range s.Properties {
+			q := typeOnly(p)
+			if p.Items != nil {
+				q.Items = typeOnly(p.Items)
+			}
+			out.Properties[name] = q
+		}
+	}
+	return out
+}
+
+// textContent is a result's text content block: Out as JSON written
+// without HTML escaping. go-sdk would fill the block with encoding/json's
+// default output, which writes every `<`, `>` and `&` as \u003c, \u003e,
+// \u0026: the model would read `\u003cuntrusted_external_content\u003e`
+// where the server's instructions show the literal tag, and pay six bytes
+// for one. What keeps third-party text inside its element is the
+// wrapper's own escaping of `&<>` (docs/security.md, "Untrusted-content
+// wrapping"), never the JSON encoder's. ok is false for a nil pointer
+// (go-sdk then writes the zero value itself).
+func textContent(out any) (string, bool) {
+	if v := reflect.ValueOf(out); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		return "", false
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return "", false // go-sdk reports the marshalling error itself
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
 }
 
 // quotedError is the tool results' catch-all for errors that quote input

@@ -586,8 +586,13 @@ func TestRedTeamHostileNames(t *testing.T) {
 				seen[k] = true
 			}
 		}
-		for _, s := range []string{string(r.raw), r.text} {
-			servicetest.CheckNameText(t, where+" serialized", s)
+		servicetest.CheckNameText(t, where+" serialized", string(r.raw))
+		// The text content is JSON on one line that also holds real
+		// wrapper tags (it is not HTML-escaped): the name must not close
+		// or open an element there, nor carry a control character.
+		checkWrapperBalance(t, where+" text content", r.text)
+		if strings.ContainsAny(r.text, "\x07\x1b\u202e") {
+			t.Errorf("%s: text content carries a control character", where)
 		}
 	}
 	for _, k := range []string{"label", "display_name", "title", "filename", "emoji", "sender", "by", "name", "organization", "contact_name", "reasons", "contact"} {
@@ -630,4 +635,75 @@ func TestRedTeamHostileNames(t *testing.T) {
 	if len(lc.Matches) != 1 || lc.Matches[0].Name != "Ann &amp; Bo Smith" {
 		t.Errorf("lookup_contacts(Ann &amp; Bo) = %+v, want Ann &amp; Bo Smith", lc.Matches)
 	}
+}
+
+// TestTextContentKeepsTheWrapperClosed: a tool result's text content is
+// JSON written without HTML escaping, so the model reads the tags the
+// untrusted-content notice describes (`<untrusted_external_content>`, not
+// `\u003c…`) and `&amp;` once, not `\u0026amp;`. What keeps third-party
+// text inside its element is the wrapper's own escaping of `&<>`
+// (docs/security.md, "Untrusted-content wrapping"), not the JSON encoder's:
+// read as raw text, every closing tag in the block follows its own opening
+// tag, although the fixture's bodies spell the closing tag in every form.
+func TestTextContentKeepsTheWrapperClosed(t *testing.T) {
+	env := servicetest.RedTeam(t, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	for _, c := range []rtCall{
+		{tool: "get_conversation_messages", args: map[string]any{"chat": "Alex Hostile", "limit": 200}},
+		{tool: "search_messages", args: map[string]any{"query": "untrusted_external_content", "mode": "substring", "limit": 100}},
+		{tool: "get_contact_dossier", args: map[string]any{"contact_id": "Alex Hostile"}},
+		{tool: "list_conversations", args: map[string]any{"limit": 200}},
+	} {
+		r := callTool(t, cs, c.tool, c.args)
+		if r.isError {
+			t.Fatalf("%s: %s", c.tool, r.text)
+		}
+		for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+			if strings.Contains(r.text, esc) {
+				t.Errorf("%s: text content is HTML-escaped (%s): %s", c.tool, esc, clipText(r.text))
+			}
+		}
+		opened := checkWrapperBalance(t, c.tool, r.text)
+		if c.tool != "list_conversations" && opened == 0 {
+			t.Errorf("%s: no wrapped content: the test proves nothing", c.tool)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(r.text), &v); err != nil {
+			t.Errorf("%s: text content is not JSON: %v", c.tool, err)
+		}
+	}
+}
+
+// checkWrapperBalance reads text as raw text and fails unless every
+// closing wrapper tag follows its own opening tag with no raw `<` between
+// them; it returns the number of elements.
+func checkWrapperBalance(t *testing.T, where, text string) (opened int) {
+	t.Helper()
+	const open, close = "<untrusted_external_content>", "</untrusted_external_content>"
+	rest := text
+	for {
+		i, j := strings.Index(rest, open), strings.Index(rest, close)
+		if j < 0 {
+			if i >= 0 {
+				t.Errorf("%s: an element is never closed", where)
+			}
+			return opened
+		}
+		if i < 0 || j < i {
+			t.Errorf("%s: a closing tag without its opening tag: …%s", where, clipText(rest[max(0, j-200):j+len(close)]))
+			return opened
+		}
+		if strings.Contains(rest[i+len(open):j], "<") {
+			t.Errorf("%s: a raw < inside an element: %s", where, clipText(rest[i:j]))
+		}
+		opened++
+		rest = rest[j+len(close):]
+	}
+}
+
+func clipText(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
 }

@@ -14,7 +14,9 @@ import (
 //     setting, including ENABLE_MCP_SEND_MESSAGE and a profile with
 //     access = "write".
 //  2. Send quarantine: tools marked SendGate (preview_message,
-//     send_message) are registered only when EnableSend is true.
+//     send_message) are registered only when EnableSend is true, and never
+//     in demo mode (Demo): the demo's people are made up, so a send tool
+//     could only answer "off" (docs/configuration.md).
 //  3. Toolsets: when Toolsets is non-empty, only tools of those toolsets;
 //     when it is empty, every messaging tool and the tools of Default
 //     services (docs/configuration.md, "Which tools are registered").
@@ -32,8 +34,10 @@ import (
 type Filters struct {
 	ReadOnly   bool
 	EnableSend bool
-	Toolsets   []string
-	Profile    *Profile
+	// Demo is `tidings serve --demo`: the send tools are never registered.
+	Demo     bool
+	Toolsets []string
+	Profile  *Profile
 	// DenyExternal is config.toml's allow_external = false
 	// (TIDINGS_ALLOW_EXTERNAL): the same as a profile's, and the stricter
 	// of the two wins.
@@ -125,6 +129,9 @@ func excluded(t Tool, f Filters) string {
 	}
 	if t.SendGate && !f.EnableSend {
 		return "send quarantine: set ENABLE_MCP_SEND_MESSAGE=true to register it"
+	}
+	if t.SendGate && f.Demo {
+		return "demo mode: the demo's people are made up, so nothing is sent (serve your own data to send messages)"
 	}
 	if len(f.Toolsets) > 0 && !slices.Contains(f.Toolsets, string(t.Toolset)) {
 		return fmt.Sprintf("toolset %q is not enabled", t.Toolset)

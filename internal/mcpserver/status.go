@@ -58,7 +58,7 @@ type StatusProtocol struct {
 // StatusAccess reports the settings that narrow the tool list.
 type StatusAccess struct {
 	ReadOnly    bool   `json:"read_only"`
-	SendEnabled bool   `json:"send_enabled" jsonschema:"true when send tools are registered (ENABLE_MCP_SEND_MESSAGE=true and not read-only)"`
+	SendEnabled bool   `json:"send_enabled" jsonschema:"true when send tools are registered (ENABLE_MCP_SEND_MESSAGE=true, not read-only, not demo mode)"`
 	Profile     string `json:"profile,omitempty"`
 }
 
@@ -72,7 +72,7 @@ type StatusToolset struct {
 var getStatus = Define(Tool{
 	Name:        "get_status",
 	Title:       "Tidings status",
-	Description: "Report what this Tidings server can answer from: server and protocol versions, the data set (demo or personal), which toolsets and tools are enabled and why others are not, the data sources found, index freshness and health checks with fixes. Contains no message content.",
+	Description: "What this server answers from: versions, the data set (demo or personal), which tools are enabled and why others are not, sources, index freshness and health checks with fixes. No message content.",
 	Toolset:     ToolsetStatus,
 	ReadOnly:    Yes,
 	Destructive: No,

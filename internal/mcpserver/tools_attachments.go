@@ -9,9 +9,9 @@ import (
 
 // SaveAttachmentInput is save_attachment's argument object.
 type SaveAttachmentInput struct {
-	AttachmentID string `json:"attachment_id" jsonschema:"an attachment id from a message's attachments (get_conversation_messages)"`
-	Destination  string `json:"destination" jsonschema:"the exact absolute file path to write, inside one of the folders the profile allows (file_dirs); its folder must exist"`
-	Overwrite    bool   `json:"overwrite,omitempty" jsonschema:"replace the file if it exists (default false: an existing file is never replaced)"`
+	AttachmentID string `json:"attachment_id" jsonschema:"an attachment id from get_conversation_messages"`
+	Destination  string `json:"destination" jsonschema:"absolute file path inside file_dirs"`
+	Overwrite    bool   `json:"overwrite,omitempty" jsonschema:"replace an existing file (default false)"`
 }
 
 // SaveAttachmentOutput is save_attachment's result.
@@ -20,10 +20,9 @@ type SaveAttachmentOutput struct {
 }
 
 var saveAttachment = Define(Tool{
-	Name:  "save_attachment",
-	Title: "Save an image attachment",
-	Description: "Copy an image attachment (PNG, JPEG, GIF or HEIC) of a message to a file the caller names, inside the folders the user's profile allows (file_dirs). " +
-		"The destination is an exact absolute file path whose folder exists; an existing file is replaced only with overwrite: true. Non-image attachments, paths outside the allowed folders (symbolic links are resolved first) and files that do not decode as images are refused. The file is written atomically with mode 0600.",
+	Name:         "save_attachment",
+	Title:        "Save an image attachment",
+	Description:  "Copy an image attachment (PNG, JPEG, GIF, HEIC) to an absolute file path inside the profile's file_dirs (symbolic links resolved first; the folder must exist). An existing file is replaced only with overwrite: true. Other attachments and files that do not decode as images are refused. Written atomically, mode 0600.",
 	Toolset:      ToolsetAttachments,
 	ReadOnly:     No,
 	Destructive:  Yes, // overwrite: true replaces an existing file

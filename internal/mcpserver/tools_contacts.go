@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/dossier"
+	"github.com/tidings-mcp/tidings/internal/output"
+	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
 	"github.com/tidings-mcp/tidings/internal/service"
 )
 
@@ -14,7 +18,7 @@ import (
 
 // LookupContactsInput is lookup_contacts' argument object.
 type LookupContactsInput struct {
-	Name string `json:"name" jsonschema:"part of the person's name (first, last, full or nickname; case and accents ignored)"`
+	Name string `json:"name" jsonschema:"part of a name (case and accents ignored)"`
 }
 
 // LookupContactsOutput is lookup_contacts' result (the bridge's
@@ -24,10 +28,9 @@ type LookupContactsOutput struct {
 }
 
 var lookupContacts = Define(Tool{
-	Name:  "lookup_contacts",
-	Title: "Look up contacts",
-	Description: "Find people in the user's contacts by name (up to 25, best matches first). Each match has the name, either phone_last10 (last ten digits of the primary phone) or email, and a contact_id for get_contact_dossier. " +
-		"Use it to disambiguate a name before reading a conversation or sending; ambiguous is true when the name does not single out one person. People the user's read policy hides are never listed.",
+	Name:         "lookup_contacts",
+	Title:        "Look up contacts",
+	Description:  "Find people in the user's contacts by name (up to 25, best first): name, phone_last10 or email, and a contact_id for get_contact_dossier. ambiguous is true when several people fit: ask the user. People the read policy hides are never listed.",
 	Toolset:      ToolsetContacts,
 	ReadOnly:     Yes,
 	Destructive:  No,
@@ -52,20 +55,52 @@ var lookupContacts = Define(Tool{
 
 // ContactDossierInput is get_contact_dossier's argument object.
 type ContactDossierInput struct {
-	ContactID string `json:"contact_id" jsonschema:"the person: a contact_id from lookup_contacts, a phone number in any format or an e-mail address (a unique name also works)"`
+	ContactID string `json:"contact_id" jsonschema:"a contact_id from lookup_contacts, a phone number or an e-mail address (a unique name also works)"`
+	Detail    string `json:"detail,omitempty" jsonschema:"compact (default) or full"`
 }
 
-// ContactDossierOutput is get_contact_dossier's result.
+// The two sizes of a dossier (docs/dossier.md, "Compact and full"): the
+// compact one is what a model needs to answer "what is going on with
+// them" — background, open commitments, the last significant exchange —
+// within CompactDossierBytes; "full" adds the long sections (past-due and
+// settled commitments, quarters, topics, monthly volume) within
+// MaxResultBytes.
+const (
+	DetailCompact       = "compact"
+	DetailFull          = "full"
+	CompactDossierBytes = 6 << 10
+)
+
+// ContactDossierOutput is get_contact_dossier's result: the service's
+// report, with whether it was cut said once, in page (the report's own
+// truncated flag and note move there).
 type ContactDossierOutput struct {
-	service.DossierReport
-	Page Page `json:"page"`
+	ContactID  string               `json:"contact_id"`
+	Detail     string               `json:"detail"`
+	Stored     bool                 `json:"stored"`
+	Rebuilt    bool                 `json:"rebuilt"`
+	Subject    dossier.Subject      `json:"subject"`
+	AsOf       time.Time            `json:"as_of"`
+	UpTo       dossier.Cursor       `json:"up_to"`
+	Messages   int                  `json:"messages"`
+	Background dossier.Background   `json:"background"`
+	Active     []dossier.Commitment `json:"active_commitments"`
+	// Past and Resolved are left out of a compact dossier (Omitted says
+	// how many there are).
+	Past        []dossier.Commitment `json:"past_commitments,omitempty"`
+	Resolved    []dossier.Commitment `json:"resolved_commitments,omitempty"`
+	History     dossier.History      `json:"relationship_history"`
+	Generated   bool                 `json:"generated"`
+	Summary     *dossier.Summary     `json:"summary,omitempty"`
+	SummaryNote string               `json:"summary_note,omitempty"`
+	Omitted     string               `json:"omitted,omitempty" jsonschema:"what a compact dossier leaves out; detail full adds it"`
+	Page        Page                 `json:"page"`
 }
 
 var getContactDossier = Define(Tool{
-	Name:  "get_contact_dossier",
-	Title: "Contact dossier",
-	Description: "A living dossier of one person, built from the user's one-to-one conversations with them and kept up to date: background (names, handles, services, first and last contact, volume by month), commitments (things promised, asked, owed or planned, with dates and amounts where written: active, past due, and recently resolved with what settled them), " +
-		"and relationship history (activity and reply times per quarter, the reply-time trend, recurring topics, the last significant exchange). Every claim cites the message ids it rests on, so get_conversation_messages can show the source. Extractive: nothing is invented.",
+	Name:        "get_contact_dossier",
+	Title:       "Contact dossier",
+	Description: "A living dossier of one person from the user's one-to-one conversations: background, open commitments (promised, asked, owed or planned, with dates) and recent history. detail \"full\" adds past and settled commitments, quarterly reply times, topics and monthly volume. Every claim cites message ids. Extractive: nothing is invented.",
 	Toolset:     ToolsetContacts,
 	ReadOnly:    Yes,
 	Destructive: No,
@@ -77,6 +112,14 @@ var getContactDossier = Define(Tool{
 	Instructions: "For what is going on with a person (open promises, money owed, plans, when you last really talked), call get_contact_dossier once and cite its message ids; read a cited conversation only if the user asks for details.",
 }, func(d *Deps) mcp.ToolHandlerFor[ContactDossierInput, ContactDossierOutput] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in ContactDossierInput) (*mcp.CallToolResult, ContactDossierOutput, error) {
+		detail := strings.ToLower(strings.TrimSpace(in.Detail))
+		switch detail {
+		case "":
+			detail = DetailCompact
+		case DetailCompact, DetailFull:
+		default:
+			return nil, ContactDossierOutput{}, fmt.Errorf("detail must be %q (the default) or %q, not %s", DetailCompact, DetailFull, sanitize.Quote(in.Detail, 40))
+		}
 		svc, err := messages(d)
 		if err != nil {
 			return nil, ContactDossierOutput{}, err
@@ -86,13 +129,58 @@ var getContactDossier = Define(Tool{
 			return nil, ContactDossierOutput{}, err
 		}
 		wrapDossier(&r)
-		page, err := fitDossier(&r)
+		out := ContactDossierOutput{ContactID: r.ContactID, Detail: detail, Stored: r.Stored, Rebuilt: r.Rebuilt,
+			Subject: r.Subject, AsOf: r.AsOf, UpTo: r.UpTo, Messages: r.Messages, Background: r.Background,
+			Active: r.Active, Past: r.Past, Resolved: r.Resolved, History: r.History, Generated: r.Generated,
+			Summary: r.Summary, SummaryNote: r.SummaryNote}
+		if out.Active == nil {
+			out.Active = []dossier.Commitment{}
+		}
+		budget := MaxResultBytes - 512
+		if detail == DetailCompact {
+			budget = CompactDossierBytes
+			out.Omitted = compactDossier(&out)
+		}
+		page, err := fitDossier(&out, budget)
 		if err != nil {
 			return nil, ContactDossierOutput{}, err
 		}
-		return nil, ContactDossierOutput{DossierReport: r, Page: page}, nil
+		if r.Truncated {
+			page.Truncated = true
+			page.Note = joinSentences(r.Note, page.Note)
+		}
+		out.Page = page
+		return nil, out, nil
 	}
 })
+
+// compactDossier leaves the long sections out of a dossier and says what
+// it left out.
+func compactDossier(out *ContactDossierOutput) string {
+	var left []string
+	if n := len(out.Past); n > 0 {
+		left = append(left, fmt.Sprintf("%d past-due or stale commitments", n))
+	}
+	if n := len(out.Resolved); n > 0 {
+		left = append(left, fmt.Sprintf("%d settled commitments", n))
+	}
+	if len(out.History.Quarters) > 0 {
+		left = append(left, "activity and reply times by quarter")
+	}
+	if len(out.History.Topics) > 0 {
+		left = append(left, "recurring topics")
+	}
+	if len(out.Background.Volume) > 0 {
+		left = append(left, "volume by month")
+	}
+	out.Past, out.Resolved = nil, nil
+	out.History.Quarters, out.History.Topics = nil, nil
+	out.Background.Volume = nil
+	if len(left) == 0 {
+		return ""
+	}
+	return strings.Join(left, ", ")
+}
 
 func wrapDossier(r *service.DossierReport) {
 	for _, list := range [][]dossier.Commitment{r.Active, r.Past, r.Resolved} {
@@ -112,16 +200,17 @@ func wrapDossier(r *service.DossierReport) {
 	}
 }
 
-// fitDossier trims a dossier to MaxResultBytes: resolved commitments,
-// then the oldest months of volume, then past-due commitments.
-func fitDossier(r *service.DossierReport) (Page, error) {
+// fitDossier trims a dossier to budget bytes of JSON: settled
+// commitments, then the oldest months of volume, then past-due
+// commitments, then the oldest open ones (one is always kept).
+func fitDossier(r *ContactDossierOutput, budget int) (Page, error) {
 	page := Page{}
 	n, err := jsonSize(r)
 	if err != nil {
 		return page, err
 	}
 	cut := 0
-	for n > MaxResultBytes-512 {
+	for n > budget {
 		switch {
 		case len(r.Resolved) > 0:
 			r.Resolved = r.Resolved[:len(r.Resolved)-1]
@@ -140,9 +229,10 @@ func fitDossier(r *service.DossierReport) (Page, error) {
 			return page, err
 		}
 	}
+	page.Returned = len(r.Active) + len(r.Past) + len(r.Resolved)
 	if cut > 0 {
 		page.Truncated = true
-		page.Note = fmt.Sprintf("%d older entries (resolved or past commitments, early months) were left out to stay under %d KB", cut, MaxResultBytes>>10)
+		page.Note = fmt.Sprintf("%s (commitments, early months) left out to stay under %d KB", output.Count(cut, "older item"), budget>>10)
 	}
 	return page, nil
 }

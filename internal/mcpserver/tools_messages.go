@@ -57,23 +57,27 @@ func wrapBody(s string) string {
 
 // ListConversationsInput is list_conversations' argument object.
 type ListConversationsInput struct {
-	Limit  coerce.Number `json:"limit,omitzero" jsonschema:"most conversations to return, 1-200 (default 20)"`
-	Days   coerce.Number `json:"days,omitzero" jsonschema:"only conversations active in the last N days, more than 0 and at most 90 (default 90)"`
-	Query  string        `json:"query,omitempty" jsonschema:"optional: keep conversations whose name, chat id or a participant's number or address contains this"`
-	Cursor string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call, to continue the list"`
+	Limit  coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 20)"`
+	Days   coerce.Number `json:"days,omitzero" jsonschema:"active in the last N days, at most 90 (default 90)"`
+	Query  string        `json:"query,omitempty" jsonschema:"keep conversations whose name, chat id or a participant's handle contains this"`
+	Cursor string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
 }
 
 // ListConversationsOutput is list_conversations' result.
 type ListConversationsOutput struct {
-	service.ConversationList
+	WindowDays    float64                       `json:"window_days"`
+	Count         int                           `json:"count"`
+	Total         int                           `json:"total" jsonschema:"conversations active in the window that the read policy allows"`
+	Conversations []service.ConversationSummary `json:"conversations"`
+	// Page says whether more conversations exist (the service's own
+	// truncated flag is folded into it: one meaning, one field).
 	Page Page `json:"page"`
 }
 
 var listConversations = Define(Tool{
-	Name:  "list_conversations",
-	Title: "List recent conversations",
-	Description: "List the user's recent conversations (direct and group chats), newest activity first: conversation id, kind, label (group name or contact names), up to 10 participants with resolved contact names plus the full participant count, service, message count and last activity time. " +
-		"Only conversations active in the last 90 days (or `days`) that the user's read policy allows are listed; no message text is returned. Use an id with get_conversation_messages.",
+	Name:         "list_conversations",
+	Title:        "List recent conversations",
+	Description:  "Conversations active in the last 90 days (or days) that the read policy allows, newest first: id, kind, label, up to 10 participants, service, message count, last activity. No message text.",
 	Toolset:      ToolsetMessages,
 	ReadOnly:     Yes,
 	Destructive:  No,
@@ -107,13 +111,12 @@ var listConversations = Define(Tool{
 			return nil, ListConversationsOutput{}, err
 		}
 		if !page.Truncated && l.Truncated && offset+len(kept) < l.Total {
+			page.Truncated = true
 			page.NextCursor = "o" + strconv.Itoa(offset+len(kept))
-			page.Note = fmt.Sprintf("%d more conversations are active in the window; pass next_cursor to continue, or narrow with query or days", l.Total-offset-len(kept))
+			page.Note = fmt.Sprintf("%s more active in the window; pass next_cursor to continue, or narrow with query or days", output.Count(l.Total-offset-len(kept), "conversation"))
 		}
 		page.Total = l.Total
-		l.Conversations = kept
-		l.Count = len(kept)
-		return nil, ListConversationsOutput{ConversationList: l, Page: page}, nil
+		return nil, ListConversationsOutput{WindowDays: l.WindowDays, Count: len(kept), Total: l.Total, Conversations: kept, Page: page}, nil
 	}
 })
 
@@ -133,11 +136,11 @@ func offsetCursor(c string) (int, error) {
 
 // GetMessagesInput is get_conversation_messages' argument object.
 type GetMessagesInput struct {
-	ConversationID  string        `json:"conversation_id,omitempty" jsonschema:"a conversation id from list_conversations, review_messages or search_messages (or a chat id such as chat123456789); give this or chat"`
-	Chat            string        `json:"chat,omitempty" jsonschema:"instead of conversation_id: a contact name, a phone number in any format, an e-mail address or a chat id"`
-	Limit           coerce.Number `json:"limit,omitzero" jsonschema:"most messages to return, 1-200 (default 50); the newest before the cursor"`
-	BeforeTimestamp string        `json:"before_timestamp,omitempty" jsonschema:"ISO-8601 time (e.g. 2026-11-30T09:00:00-08:00): only messages before it; next_before_timestamp of a previous page continues it"`
-	Cursor          string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous page (exact continuation; overrides before_timestamp)"`
+	ConversationID  string        `json:"conversation_id,omitempty" jsonschema:"a conversation id (or chat id); give this or chat"`
+	Chat            string        `json:"chat,omitempty" jsonschema:"a contact name, phone number, e-mail address or chat id"`
+	Limit           coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 50)"`
+	BeforeTimestamp string        `json:"before_timestamp,omitempty" jsonschema:"RFC 3339 time: only messages before it"`
+	Cursor          string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous page"`
 }
 
 // GetMessagesOutput is get_conversation_messages' result.
@@ -147,11 +150,9 @@ type GetMessagesOutput struct {
 }
 
 var getConversationMessages = Define(Tool{
-	Name:  "get_conversation_messages",
-	Title: "Read a conversation",
-	Description: "Read messages of one conversation, oldest first: the newest `limit` messages before the cursor. Name the conversation by conversation_id, or by chat: a contact name, a phone number in any format, an e-mail address or a chat id (a person's SMS and iMessage threads are read together). " +
-		"Each message has its sender (contact name), from_me, time, service, text, current reactions (who and which), reply_to, edited/unsent state with earlier versions, attachment pointers (id, filename, mime type: pass the id to save_attachment), send_error for messages that failed to go out, and group events. " +
-		"A name that fits several people is an error listing them: ask the user which one. Page back with next_cursor or next_before_timestamp.",
+	Name:         "get_conversation_messages",
+	Title:        "Read a conversation",
+	Description:  "Read one conversation, oldest first: the newest limit messages before the cursor. Name it by conversation_id or chat (a name, phone number, e-mail address or chat id; a person's SMS and iMessage threads are read together). Messages carry sender, time, text, reactions, edits, attachment ids and send errors. An ambiguous name is an error listing the matches: ask the user.",
 	Toolset:      ToolsetMessages,
 	ReadOnly:     Yes,
 	Destructive:  No,
@@ -262,15 +263,15 @@ func clip(s string, n int) string {
 
 // SearchMessagesInput is search_messages' argument object.
 type SearchMessagesInput struct {
-	Query          string        `json:"query" jsonschema:"what to look for: a question, words, or a \"quoted phrase\"; dates like 'last week' narrow the search"`
-	ConversationID string        `json:"conversation_id,omitempty" jsonschema:"only this conversation (an id from list_conversations, or a chat id)"`
-	Contact        string        `json:"contact,omitempty" jsonschema:"only conversations with this person: a name, phone number or e-mail address"`
-	Limit          coerce.Number `json:"limit,omitzero" jsonschema:"most results, 1-100 (default 10)"`
-	Mode           string        `json:"mode,omitempty" jsonschema:"hybrid (default: words and meaning), fulltext (words), substring (exact text, newest first) or semantic (meaning only)"`
-	Days           coerce.Number `json:"days,omitzero" jsonschema:"only messages from the last N days, more than 0 and at most 3650"`
-	FromMe         *bool         `json:"from_me,omitempty" jsonschema:"true: only messages the user sent; false: only messages others sent"`
-	Context        coerce.Number `json:"context,omitzero" jsonschema:"also return up to N neighbouring messages before and after each hit, 0-5 (default 0)"`
-	Cursor         string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call with the same arguments"`
+	Query          string        `json:"query" jsonschema:"a question, words or a \"quoted phrase\""`
+	ConversationID string        `json:"conversation_id,omitempty" jsonschema:"only this conversation id or chat id"`
+	Contact        string        `json:"contact,omitempty" jsonschema:"only this person: a name, phone number or e-mail address"`
+	Limit          coerce.Number `json:"limit,omitzero" jsonschema:"1-100 (default 10)"`
+	Mode           string        `json:"mode,omitempty" jsonschema:"default hybrid"`
+	Days           coerce.Number `json:"days,omitzero" jsonschema:"only the last N days, at most 3650"`
+	FromMe         *bool         `json:"from_me,omitempty" jsonschema:"true: only the user's messages; false: only others'"`
+	Context        coerce.Number `json:"context,omitzero" jsonschema:"neighbouring messages per hit, 0-5 (default 0)"`
+	Cursor         string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
 }
 
 // SearchMessagesOutput is search_messages' result.
@@ -296,11 +297,9 @@ func searchSchema() any {
 }
 
 var searchMessages = Define(Tool{
-	Name:  "search_messages",
-	Title: "Search messages",
-	Description: "Search the user's messages. The default hybrid mode fuses word matches (BM25, with stemming and typo tolerance) and meaning (vector similarity) by reciprocal rank fusion, so paraphrased questions work; fulltext, substring (exact text, newest first) and semantic modes are available. " +
-		"Filters: conversation_id, contact, days, from_me; words like 'last week' or 'in March' become a date filter. Each hit has the conversation, sender, time, text (and a snippet with **matches** for long texts); context: N adds neighbouring messages. " +
-		"scan_complete and coverage always say how much was searched: when scan_complete is false a matching message may be missing, and a note says when only full text was used.",
+	Name:        "search_messages",
+	Title:       "Search messages",
+	Description: "Search the user's messages. hybrid (default) fuses words (stemming, typos) and meaning; fulltext, substring (exact, newest first) and semantic also exist. 'last week' or 'in March' filter dates. Hits carry conversation, sender, time and text (a snippet with **matches** when long). When scan_complete is false a match may be missing; notes say why.",
 	Toolset:     ToolsetMessages,
 	ReadOnly:    Yes,
 	Destructive: No,
@@ -350,7 +349,7 @@ var searchMessages = Define(Tool{
 			}
 			wrapHits(&res)
 			page = Page{Returned: len(res.Hits), Total: len(res.Hits), NextCursor: res.NextCursor, Truncated: true,
-				Note: fmt.Sprintf("showing %d hits to stay under %d KB; pass next_cursor (with the same arguments) for more, or use less context", len(res.Hits), MaxResultBytes>>10)}
+				Note: fmt.Sprintf("showing %s to stay under %d KB; pass next_cursor (with the same arguments) for more, or use less context", output.Count(len(res.Hits), "hit"), MaxResultBytes>>10)}
 		} else if n < len(res.Hits) {
 			res.Hits = res.Hits[:n]
 			page = Page{Returned: n, Total: page.Total, Truncated: true,

@@ -28,22 +28,22 @@ type SendService interface {
 
 // PreviewMessageInput is preview_message's argument object.
 type PreviewMessageInput struct {
-	Recipient string `json:"recipient,omitempty" jsonschema:"required (or its alias to): the person's phone number in any format (+14155551234 is safest) or email address; group chat ids are refused"`
-	To        string `json:"to,omitempty" jsonschema:"alias of recipient, the bridge protocol's name; give one of the two"`
-	Text      string `json:"text" jsonschema:"the exact message text, 1 to 4000 characters"`
+	Recipient string `json:"recipient,omitempty" jsonschema:"required (or to): a phone number (+14155551234 is safest) or e-mail address"`
+	To        string `json:"to,omitempty" jsonschema:"alias of recipient"`
+	Text      string `json:"text" jsonschema:"the exact text, 1 to 4000 characters"`
 	Service   string `json:"service,omitempty" jsonschema:"iMessage (the default) or SMS"`
-	ImagePath string `json:"image_path,omitempty" jsonschema:"optional absolute path of a PNG, JPEG, GIF or HEIC image inside the profile's file_dirs, sent after the text"`
+	ImagePath string `json:"image_path,omitempty" jsonschema:"absolute path of an image inside file_dirs, sent after the text"`
 }
 
 // SendMessageInput is send_message's argument object: the previewed
 // values, repeated exactly, and the nonce.
 type SendMessageInput struct {
-	Recipient string `json:"recipient,omitempty" jsonschema:"required (or its alias to): exactly as given to preview_message"`
-	To        string `json:"to,omitempty" jsonschema:"alias of recipient, the bridge protocol's name; give one of the two"`
-	Text      string `json:"text" jsonschema:"exactly as given to preview_message"`
-	Service   string `json:"service,omitempty" jsonschema:"exactly as given to preview_message"`
-	ImagePath string `json:"image_path,omitempty" jsonschema:"exactly as given to preview_message"`
-	SendNonce string `json:"send_nonce" jsonschema:"the send_nonce preview_message returned; valid for 60 seconds and one attempt"`
+	Recipient string `json:"recipient,omitempty" jsonschema:"required (or to): as given to preview_message"`
+	To        string `json:"to,omitempty" jsonschema:"alias of recipient"`
+	Text      string `json:"text" jsonschema:"as given to preview_message"`
+	Service   string `json:"service,omitempty" jsonschema:"as given to preview_message"`
+	ImagePath string `json:"image_path,omitempty" jsonschema:"as given to preview_message"`
+	SendNonce string `json:"send_nonce" jsonschema:"from preview_message"`
 }
 
 // PreviewMessageOutput is preview_message's result: the bridge protocol's
@@ -93,11 +93,9 @@ func recipientOf(recipient, to string) (string, error) {
 }
 
 var previewMessage = Define(Tool{
-	Name:  "preview_message",
-	Title: "Preview a message before sending",
-	Description: "Check a message before it is sent, without sending anything: validates the recipient (one person's phone number or email address; group chats cannot be messaged) and the text (1 to 4000 characters), " +
-		"resolves the recipient's name from the user's contacts, checks the user's read policy, and returns the preview with a send_nonce for send_message, valid for 60 seconds and one attempt. " +
-		"If preview.blocked is true there is no nonce: stop. It writes a short-lived nonce file and an audit entry, nothing else.",
+	Name:         "preview_message",
+	Title:        "Preview a message before sending",
+	Description:  "Check a message without sending it: the recipient (one person's phone number or e-mail address; no groups), the text (1 to 4000 characters), the contact name and the read policy. Returns a send_nonce for send_message (60 seconds, one attempt); if preview.blocked is true there is none: stop. Writes only a nonce file and an audit entry.",
 	Toolset:      ToolsetSend,
 	ReadOnly:     No,   // writes a nonce file and an audit line
 	Destructive:  No,   // changes nothing that existed
@@ -128,11 +126,9 @@ var previewMessage = Define(Tool{
 })
 
 var sendMessage = Define(Tool{
-	Name:  "send_message",
-	Title: "Send a message (after preview and approval)",
-	Description: "Send a message the user approved: needs the send_nonce from preview_message and the same recipient, text, service and image_path. " +
-		"The user is then asked in a system dialog (60 seconds; cancelling or waiting cancels the send). After sending, the message database is read back and delivery.status says sent, failed (with Apple's error code), unconfirmed or cannot_verify. " +
-		"An image (image_path) is sent after the text; Messages often fails to deliver images, so an image counts as sent only when the database shows it sent.",
+	Name:        "send_message",
+	Title:       "Send a message (after preview and approval)",
+	Description: "Send a message the user approved: the send_nonce from preview_message with the same recipient, text, service and image_path. The user confirms in a system dialog (60 seconds). The message database is then read back: delivery.status is sent, failed (Apple's error code), unconfirmed or cannot_verify; an image counts as sent only when the database shows it.",
 	Toolset:     ToolsetSend,
 	ReadOnly:    No,
 	Destructive: Yes, // a sent message cannot be unsent

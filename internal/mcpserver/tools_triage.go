@@ -13,8 +13,8 @@ import (
 
 // ReviewMessagesInput is review_messages' argument object.
 type ReviewMessagesInput struct {
-	Days    coerce.Number `json:"days,omitzero" jsonschema:"how many days back to review, more than 0 and at most 90 (default 2)"`
-	Context coerce.Number `json:"context,omitzero" jsonschema:"recent messages shown per thread, 1-10 (default 5)"`
+	Days    coerce.Number `json:"days,omitzero" jsonschema:"days back, at most 90 (default 2)"`
+	Context coerce.Number `json:"context,omitzero" jsonschema:"messages per thread, 1-10 (default 5)"`
 }
 
 // ReviewMessagesOutput is review_messages' result.
@@ -24,10 +24,9 @@ type ReviewMessagesOutput struct {
 }
 
 var reviewMessages = Define(Tool{
-	Name:  "review_messages",
-	Title: "Catch up: who is waiting on me",
-	Description: "Triage the conversations active in the last `days` days (default 2) into needs_reply (someone is waiting: an unanswered question or request to the user, a failed send, a promised follow-up), low_priority (new content, nothing asked) and skip_summary (automated senders, codes, deliveries, threads the user answered last, conversations that ended with 'ok', 'thanks' or a tapback; no text). " +
-		"needs_reply and low_priority threads come with their recent messages, a score, the reason and the ids of the messages awaiting an answer; counts sum it up. This is the one call for 'what did I miss' or 'who do I need to get back to'.",
+	Name:        "review_messages",
+	Title:       "Catch up: who is waiting on me",
+	Description: "Catch-up triage of the last days days (default 2): needs_reply (someone waits on the user: a question, a request, a failed send, a promised follow-up), low_priority (nothing asked) and skip_summary (automated, answered last, ended with 'ok'; no text), with recent messages, reasons and pending ids. The one call for 'what did I miss'.",
 	Toolset:     ToolsetTriage,
 	ReadOnly:    Yes,
 	Destructive: No,
@@ -113,8 +112,8 @@ func fitReview(rv *service.Review) (Page, error) {
 
 // ResponseStatsInput is get_response_stats' argument object.
 type ResponseStatsInput struct {
-	Chat  string        `json:"chat" jsonschema:"the person or conversation: a contact name, a phone number in any format, an e-mail address, a conversation id or a chat id"`
-	Hours coerce.Number `json:"hours,omitzero" jsonschema:"window in hours, more than 0 and at most 8760 (default 24)"`
+	Chat  string        `json:"chat" jsonschema:"a contact name, phone number, e-mail address, conversation id or chat id"`
+	Hours coerce.Number `json:"hours,omitzero" jsonschema:"at most 8760 (default 24)"`
 }
 
 // ResponseStatsOutput is get_response_stats' result.
@@ -123,10 +122,9 @@ type ResponseStatsOutput struct {
 }
 
 var getResponseStats = Define(Tool{
-	Name:  "get_response_stats",
-	Title: "How fast do I reply",
-	Description: "Measure how fast the user replies to one person (or conversation) over the last `hours` hours (default 24; up to a year): sample size, average, median, minimum and maximum reply time in seconds, avg_human (e.g. 18.3m) and the inbound and outbound message totals. " +
-		"A reply is the user's first message after the other side's messages; consecutive messages of one side count as one turn, timed from its first message. Without any reply in the window the times are null, never 0. No message text is returned.",
+	Name:         "get_response_stats",
+	Title:        "How fast do I reply",
+	Description:  "How fast the user replies to one person or conversation over the last hours hours (default 24): reply count, average, median, minimum and maximum in seconds, message totals. A reply is the user's first message after the other side's turn; with none the times are null. No message text.",
 	Toolset:      ToolsetTriage,
 	ReadOnly:     Yes,
 	Destructive:  No,

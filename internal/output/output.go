@@ -37,6 +37,7 @@
 package output
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -161,13 +162,26 @@ func (b *Boundary) Line(s string) string { return b.clean(s, nil, sanitize.Field
 func (b *Boundary) clean(text string, codes [][2]int, san func(string) string) string {
 	r1 := b.r.RedactText(text, codes)
 	s1 := san(r1)
-	if s1 == r1 {
-		return s1
+	if s1 != r1 {
+		// Sanitizing changed the text: secrets split by removed characters
+		// are whole now, so look again. The second pass has no code ranges
+		// (they referred to the raw text and are already masked).
+		s1 = san(b.r.RedactText(s1, nil))
 	}
-	// Sanitizing changed the text: secrets split by removed characters are
-	// whole now, so look again. The second pass has no code ranges (they
-	// referred to the raw text and are already masked).
-	return san(b.r.RedactText(s1, nil))
+	return stripObjectReplacement(s1)
+}
+
+// objectReplacement (U+FFFC) is where Messages kept an attachment inside
+// a body ("\ufffcdinner tonight"). It stands for nothing a reader can use
+// (the attachment is listed with the message), so it leaves no answer:
+// bodies, lines and snippets all pass through clean.
+const objectReplacement = "\ufffc"
+
+func stripObjectReplacement(s string) string {
+	if !strings.Contains(s, objectReplacement) {
+		return s
+	}
+	return strings.TrimSpace(strings.ReplaceAll(s, objectReplacement, ""))
 }
 
 // OneTimeCodes returns the byte ranges of runs marked OneTimeCode
@@ -275,4 +289,14 @@ func fields(in []string) []string {
 		out[i] = Name(s)
 	}
 	return out
+}
+
+// Count is n and its noun, singular for one: Count(1, "message") is
+// "1 message", Count(3, "message") "3 messages". Every sentence the
+// surfaces write about a count uses it.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

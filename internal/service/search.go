@@ -177,7 +177,7 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 		res.Notes = append(res.Notes, output.Name(n))
 	}
 	if sem := r.Coverage.Semantic; sem != nil && sem.Unembedded > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d messages in scope are not embedded yet: semantic ranking covers the others, full text covers all", sem.Unembedded))
+		res.Notes = append(res.Notes, fmt.Sprintf("%s in scope not embedded yet: semantic ranking covers the others, full text covers all", output.Count(sem.Unembedded, "message")))
 	}
 	if r.Mode != q.Mode {
 		res.Notes = append(res.Notes, "full text only: semantic search is not ready, so these results match words, not meaning")

@@ -109,7 +109,7 @@ func (s *Service) ResponseStats(ctx context.Context, prm StatsParams) (ResponseS
 	case st.SampleSize == 0 && st.TotalInbound == 0:
 		out.Note = fmt.Sprintf("no message from them in the last %s, so there is nothing to measure", humanHours(hours))
 	case st.SampleSize == 0:
-		out.Note = fmt.Sprintf("you did not reply to them in the last %s (they wrote %d messages)", humanHours(hours), st.TotalInbound)
+		out.Note = fmt.Sprintf("you did not reply to them in the last %s (they wrote %s)", humanHours(hours), output.Count(st.TotalInbound, "message"))
 	}
 	return out, nil
 }

@@ -54,7 +54,7 @@ var dialogues = []dialogue{
 	{"friend", 1, []string{"A: {memes}", "B: {laugh}{laugh} || STOP || i'm crying"}},
 	{"friend family", 0, []string{"A: can you pick me up from {place} at {hour}? || any chance of a ride to {place}?", "B: sure! || I can at {hour} || sorry can't today, {excuse}", "A: thank you!! || no worries"}},
 	{"friend", 0, []string{"A: we're splitting {thing2} {amount} each, venmo me whenever || your half of {thing2} is {amount}", "B: sending now || done!", "A: got it 🙏"}},
-	{"work", 0, []string{"A: the {workitem} numbers look off, can you double check? || something is weird in {workitem}", "B: looking || oh yeah, I see it", "B: fixed, it was a timezone thing || should be good now", "A: 🙌 thanks"}},
+	{"work", 0, []string{"A: the numbers in {workitem} look off, can you double check? || something is weird in {workitem}", "B: looking || oh yeah, I see it", "B: fixed, it was a timezone thing || should be good now", "A: 🙌 thanks"}},
 	{"family", 0, []string{"A: don't forget {chore} || can you remind me to {chore}?", "B: I won't! || on my list", "A: love you"}},
 	{"friend", 1, []string{"A: {weather} today, perfect for {activity} || it's gorgeous out", "B: jealous, I'm stuck inside || {activity} after work?", "A: {hour}? || yes!!"}},
 	{"friend acquaintance", 0, []string{"A: congrats on {milestone}!! {emoji} || heard about {milestone}, congrats!!", "B: thank you!! still can't believe it || thanks so much ❤️", "A: so happy for you || we need to celebrate"}},
