@@ -185,7 +185,9 @@ func buildBinary(ctx context.Context, o Options, t Target) ([]byte, error) {
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "tidings")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X main.Version="+o.Version, "-o", out, "./cmd/tidings")
+	// nodynamic: the HEIC decoder never loads a system libheif, so photos
+	// are parsed only inside its WebAssembly sandbox (docs/dependencies.md).
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "nodynamic", "-ldflags", "-s -w -X main.Version="+o.Version, "-o", out, "./cmd/tidings")
 	cmd.Dir = o.Repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.OS, "GOARCH="+t.Arch)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,16 @@ func readTarGz(t *testing.T, path string) map[string]*tar.Header {
 			if err != nil || ef.Machine != elf.EM_X86_64 {
 				t.Errorf("linux/amd64 binary is not an x86-64 ELF: %v", err)
 			}
+			// The one binary this machine can run says its version.
+			if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+				exe := filepath.Join(t.TempDir(), "tidings")
+				if err := os.WriteFile(exe, body, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if v, err := exec.Command(exe, "version").Output(); err != nil || !bytes.HasPrefix(v, []byte("tidings 9.8.7\n")) {
+					t.Errorf("tidings version from the archive: %v\n%s", err, v)
+				}
+			}
 		}
 		out[h.Name] = h
 	}
@@ -120,7 +131,8 @@ func TestRelease(t *testing.T) {
 			}
 			listing, err := os.ReadFile(filepath.Join(out, name+".buildinfo.txt"))
 			if err != nil || !bytes.Contains(listing, []byte("github.com/modelcontextprotocol/go-sdk")) ||
-				!bytes.Contains(listing, []byte("GOOS="+tg.OS)) || !bytes.Contains(listing, []byte("-X main.Version=9.8.7")) {
+				!bytes.Contains(listing, []byte("GOOS="+tg.OS)) || !bytes.Contains(listing, []byte("GOARCH="+tg.Arch)) ||
+				!bytes.Contains(listing, []byte("-trimpath=true")) || !bytes.Contains(listing, []byte("CGO_ENABLED=0")) {
 				t.Errorf("%s: go version -m listing incomplete (%v):\n%s", tg, err, listing)
 			}
 		}
@@ -190,7 +202,7 @@ func TestRelease(t *testing.T) {
 	})
 
 	t.Run("the MCP bundles validate and keep the binary executable", func(t *testing.T) {
-		node, mcpb := npmTool(t, "@anthropic-ai/mcpb/dist/cli.js")
+		node, mcpb := npmTool(t, "@anthropic-ai/mcpb/dist/cli/cli.js") // the package's bin (dist/cli.js is a library entry that does nothing)
 		for tg, name := range a.Bundles {
 			zr, err := zip.OpenReader(filepath.Join(out, name))
 			if err != nil {
@@ -225,11 +237,19 @@ func TestRelease(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "manifest.json"), manifest, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if b, err := exec.Command(node, mcpb, "validate", filepath.Join(dir, "manifest.json")).CombinedOutput(); err != nil {
+			if b, err := exec.Command(node, mcpb, "validate", filepath.Join(dir, "manifest.json")).CombinedOutput(); err != nil || !bytes.Contains(b, []byte("validation passes")) {
 				t.Errorf("%s: mcpb validate: %v\n%s", tg, err, b)
 			}
-			if b, err := exec.Command(node, mcpb, "info", filepath.Join(out, name)).CombinedOutput(); err != nil || !bytes.Contains(b, []byte("tidings")) {
+			if b, err := exec.Command(node, mcpb, "info", filepath.Join(out, name)).CombinedOutput(); err != nil || !bytes.Contains(b, []byte("File: "+name)) {
 				t.Errorf("%s: mcpb info: %v\n%s", tg, err, b)
+			}
+			// The validator is not a no-op: a manifest without its server fails.
+			broken := bytes.Replace(manifest, []byte(`"server"`), []byte(`"serverx"`), 1)
+			if err := os.WriteFile(filepath.Join(dir, "broken.json"), broken, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := exec.Command(node, mcpb, "validate", filepath.Join(dir, "broken.json")).CombinedOutput(); err == nil {
+				t.Errorf("%s: mcpb validate accepted a manifest without a server:\n%s", tg, b)
 			}
 		}
 	})
