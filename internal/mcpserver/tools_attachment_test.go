@@ -308,3 +308,22 @@ func TestBlockedPhotoIsRefusedByGetAttachmentAsBySaveAttachment(t *testing.T) {
 	// A non-image names what it is.
 	failsWith(t, cs, "get_attachment", map[string]any{"attachment_id": "2"}, "lease.pdf", "a PDF document", "not an image")
 }
+
+// TestGetAttachmentListEntryFitsItsBudget: get_attachment's tools/list
+// entry (name, description, both schemas, annotations) stays within 1.5 KB,
+// the budget its issue set, so every client pays little for offering it.
+// The entry is read from its snapshot, which TestToolSnapshots holds equal
+// to the wire definition.
+func TestGetAttachmentListEntryFitsItsBudget(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "toolsnaps", "get_attachment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		t.Fatal(err)
+	}
+	if compact.Len() > 1500 {
+		t.Errorf("get_attachment's tools/list entry is %d bytes, budget 1500", compact.Len())
+	}
+}
