@@ -175,6 +175,30 @@ func TestSaveAttachmentBridgeParity(t *testing.T) {
 		})
 	}
 
+	// get_attachment over the bridge (1.3 action get_attachment: the helper
+	// decodes and re-encodes) answers byte for byte as in-process: the
+	// picture, its description, and every refusal sentence, a blocked
+	// thread's photo included.
+	for _, args := range []map[string]any{
+		{"attachment_id": photo}, {"attachment_id": photo, "size": "preview"}, {"attachment_id": photo, "size": "full"},
+		{"attachment_id": pdf}, {"attachment_id": fake}, {"attachment_id": "4"}, {"attachment_id": "fx-att-4", "size": "full"},
+		{"attachment_id": "999"}, {"attachment_id": photo, "size": "huge"},
+	} {
+		in, over := local.call("get_attachment", args), remote.call("get_attachment", args)
+		if in.IsErr != over.IsErr || in.Text != over.Text || !bytes.Equal(in.Raw, over.Raw) || !bytes.Equal(in.Image, over.Image) {
+			t.Errorf("get_attachment(%v) differs:\n in-process %v %s %s\n bridge     %v %s %s", args, in.IsErr, in.Text, in.Raw, over.IsErr, over.Text, over.Raw)
+		}
+		if !in.IsErr && len(in.Image) == 0 {
+			t.Errorf("get_attachment(%v): no image", args)
+		}
+	}
+	if r := remote.call("get_attachment", map[string]any{"attachment_id": "4"}); !r.IsErr || !strings.Contains(r.Text, "was not found") {
+		t.Errorf("a blocked thread's photo over the bridge: %v %s", r.IsErr, r.Text)
+	}
+	if _, err := bridgeCall(t, bdir, bridge.ExtViewAttachment, `{"AttachmentID": "`+photo+`"}`, "--protocol", "1.2"); err == nil {
+		t.Error("a 1.2 client got get_attachment")
+	}
+
 	// Above the bridge's cap: refused over the bridge before any byte is
 	// sent; in-process the file is read and refused as not an image.
 	bigArgs := map[string]any{"attachment_id": big, "destination": filepath.Join(files, "huge.png")}

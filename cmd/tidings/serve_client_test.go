@@ -110,6 +110,7 @@ type callResult struct {
 	Text  string         // the first text block
 	IsErr bool
 	Raw   []byte // the structured content as JSON
+	Image []byte // the first image content block's bytes (get_attachment)
 }
 
 // call runs a tool and returns its result; protocol errors fail the test.
@@ -122,6 +123,11 @@ func (c *mcpClient) call(name string, args map[string]any) callResult {
 		c.t.Fatalf("tools/call %s: %v\n%s", name, err, c.stderr)
 	}
 	r := callResult{IsErr: res.IsError}
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok && r.Image == nil {
+			r.Image = ic.Data
+		}
+	}
 	if len(res.Content) > 0 {
 		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
 			r.Text = tc.Text

@@ -106,7 +106,8 @@ func TestRedTeamBridgeActions(t *testing.T) {
 		{action: ExtLookupContacts, params: map[string]any{"Name": "sentinel", "unfiltered": true}, version: "1.3"},
 	}
 	for _, id := range []string{"4", "fx-att-4", "5", "fx-att-5"} {
-		calls = append(calls, rq{action: ExtAttachmentImage, params: map[string]any{"AttachmentID": id}, version: "1.3", hidden: true})
+		calls = append(calls, rq{action: ExtAttachmentImage, params: map[string]any{"AttachmentID": id}, version: "1.3", hidden: true},
+			rq{action: ExtViewAttachment, params: map[string]any{"AttachmentID": id, "Size": "preview"}, version: "1.3", hidden: true})
 	}
 	for _, ref := range bridgeBlockedRefs {
 		calls = append(calls,
@@ -190,6 +191,7 @@ func TestRedTeamBridgeManagerGetsNoBodies(t *testing.T) {
 		{ExtReviewMessages, "1.3", nil},
 		{ExtDossier, "1.3", map[string]any{"ContactID": "Alex Hostile"}},
 		{ExtAttachmentImage, "1.3", map[string]any{"AttachmentID": "1"}},
+		{ExtViewAttachment, "1.3", map[string]any{"AttachmentID": "1"}},
 		{ExtListConversations, "1.3", nil},
 	} {
 		if c.params == nil {

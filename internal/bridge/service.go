@@ -29,10 +29,15 @@ const (
 	ExtLookupContacts    = "lookup_contacts"
 	ExtDossier           = "get_contact_dossier"
 	ExtServiceStatus     = "service_status"
-	// ExtAttachmentImage returns an image attachment's checked bytes for
-	// save_attachment; the client writes the file (see
-	// RemoteMessages.SaveAttachment).
+	// ExtAttachmentImage returns an image attachment's checked bytes, as
+	// stored, for save_attachment; the client writes the file (see
+	// RemoteMessages.SaveAttachment). The name predates get_attachment
+	// and stays: 1.3 clients call it.
 	ExtAttachmentImage = "get_attachment_image"
+	// ExtViewAttachment serves get_attachment: the helper decodes the
+	// attachment and returns the re-encoded picture within the size's
+	// byte budget (at most 3.5 MB), never the file as stored.
+	ExtViewAttachment = "get_attachment"
 )
 
 // MaxBridgeAttachmentBytes caps an image sent over the bridge: as base64
@@ -234,8 +239,9 @@ func (c coded) BridgeCode() string { return c.code }
 // whatever the client sends) or review_messages (review: days (0, 90], and
 // context messages older than the window are left out), and every count
 // has the bounds of its MCP tool (negative values refused, values above
-// the maximum capped). get_contact_dossier and get_attachment_image have
-// no counterpart in protocol 1.2 and are not windowed (see docs/bridge.md).
+// the maximum capped). get_contact_dossier, get_attachment_image and
+// get_attachment have no counterpart in protocol 1.2 and are not windowed
+// (see docs/bridge.md).
 //
 // save_attachment is served as get_attachment_image: the helper returns
 // the checked image (read policy, image only, at most
@@ -259,6 +265,7 @@ func ServiceExtensions(svc func(ctx context.Context, b Backend) (*service.Servic
 			}
 			return s.AttachmentImage(ctx, p)
 		}),
+		serviceExt(ExtViewAttachment, true, svc, (*service.Service).ViewAttachment),
 		Handler(ExtServiceStatus, false, func(ctx context.Context, b Backend, _ struct{}) (service.Status, error) {
 			s, err := svc(ctx, b)
 			if err != nil {
@@ -441,6 +448,13 @@ func (r RemoteMessages) Dossier(ctx context.Context, p service.DossierParams) (s
 }
 func (r RemoteMessages) Status(ctx context.Context) (service.Status, error) {
 	return Forward[service.Status](ctx, r.C, ExtServiceStatus, struct{}{})
+}
+
+// ViewAttachment is get_attachment over the bridge: the helper applies the
+// read policy, reads and decodes the file and returns the rendered picture
+// (service.ViewedImage), exactly what the in-process tool returns.
+func (r RemoteMessages) ViewAttachment(ctx context.Context, p service.ViewParams) (service.ViewedImage, error) {
+	return Forward[service.ViewedImage](ctx, r.C, ExtViewAttachment, p)
 }
 
 // SaveAttachment saves an image attachment with this process writing the

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -239,10 +240,35 @@ func (r *Reader) resolvePath(stored string) (string, error) {
 	}
 	for _, root := range roots {
 		if within(root, resolved) {
-			return resolved, nil
+			return resolved, noLinks(root, resolved)
 		}
 	}
-	return "", fmt.Errorf("attachment path %q is outside the Messages folders", stored)
+	return "", fmt.Errorf("attachment path %q: %w", stored, model.ErrAttachmentOutside)
+}
+
+// noLinks refuses a file below root that is reached through a symbolic
+// link (the file itself or a folder between root and it): Messages writes
+// real folders and files, and a link planted there could point anywhere.
+// root itself may sit behind links (macOS's /var is one). A file that does
+// not exist (still in iCloud) passes; opening it says so.
+func noLinks(root, p string) error {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if _, lerr := os.Lstat(p); lerr == nil {
+			// It exists but does not resolve: a dangling or looping link.
+			return fmt.Errorf("attachment file: %w", model.ErrAttachmentOutside)
+		}
+		return nil
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("attachment file: %w", model.ErrAttachmentOutside)
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil || filepath.Join(realRoot, rel) != real {
+		return fmt.Errorf("attachment file is reached through a symbolic link: %w", model.ErrAttachmentOutside)
+	}
+	return nil
 }
 
 // within reports whether p is root or below it (both cleaned, absolute).

@@ -104,6 +104,8 @@ type Hit struct {
 	// never searched, matched or highlighted (see codes.go).
 	Text string      `json:"text"`
 	Runs []model.Run `json:"runs,omitempty"`
+	// Attachments are the message's attachments, as Message.Attachments.
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// Snippet is an excerpt of Text around the matches with each match
 	// wrapped in SnippetOpen/SnippetClose and one-time codes blanked;
 	// Highlights are the matches' byte ranges in Text.

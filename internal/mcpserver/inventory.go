@@ -54,7 +54,7 @@ const (
 	ToolsetMessages    Toolset = "messages"    // list/read/search conversations
 	ToolsetTriage      Toolset = "triage"      // review_messages, get_response_stats
 	ToolsetContacts    Toolset = "contacts"    // lookup_contacts, get_contact_dossier
-	ToolsetAttachments Toolset = "attachments" // save_attachment
+	ToolsetAttachments Toolset = "attachments" // get_attachment, save_attachment
 	ToolsetSend        Toolset = "send"        // preview_message, send_message
 
 	// The toolsets of the other services of seed 002 (docs/architecture.md,

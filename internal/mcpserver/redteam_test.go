@@ -76,6 +76,11 @@ func redTeamCalls(files string) []rtCall {
 		// guessable row id and by guid.
 		{tool: "save_attachment", args: map[string]any{"attachment_id": "5", "destination": filepath.Join(files, "former.png")}, hidden: true},
 		{tool: "save_attachment", args: map[string]any{"attachment_id": "fx-att-5", "destination": filepath.Join(files, "former.png")}, hidden: true},
+		// The same photo shown to the model instead of saved: refused the
+		// same way (TestBlockedPhotoIsRefusedByGetAttachmentAsBySaveAttachment
+		// compares the sentences).
+		{tool: "get_attachment", args: map[string]any{"attachment_id": "5"}, hidden: true},
+		{tool: "get_attachment", args: map[string]any{"attachment_id": "fx-att-5", "size": "full"}, hidden: true},
 	}
 	// Query syntax aimed at the engines behind search: FTS5 operators and
 	// column filters, LIKE wildcards, regular-expression and glob

@@ -14,6 +14,7 @@ func Inventory() []Tool {
 		getResponseStats,
 		lookupContacts,
 		getContactDossier,
+		getAttachment,
 		saveAttachment,
 		previewMessage,
 		sendMessage,

@@ -30,6 +30,7 @@ type MessageService interface {
 	LookupContacts(ctx context.Context, p service.LookupParams) (service.ContactLookup, error)
 	Dossier(ctx context.Context, p service.DossierParams) (service.DossierReport, error)
 	SaveAttachment(ctx context.Context, p service.SaveParams) (service.Saved, error)
+	ViewAttachment(ctx context.Context, p service.ViewParams) (service.ViewedImage, error)
 	Status(ctx context.Context) (service.Status, error)
 }
 

@@ -9,9 +9,15 @@
 package model
 
 import (
+	"errors"
 	"sort"
 	"time"
 )
+
+// ErrAttachmentOutside is wrapped by a source when an attachment's stored
+// path leaves the source's own folders, by ".." or through a symbolic
+// link: the file is not read, and the tools say so (docs/security.md).
+var ErrAttachmentOutside = errors.New("attachment path leaves the Messages folders")
 
 // Source names identify where a record came from. They are part of stable
 // identifiers in the index, so they never change once released.

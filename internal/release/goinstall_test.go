@@ -22,9 +22,16 @@ func TestGoInstallFromAModuleProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds tidings from a module zip")
 	}
-	repo := conformance.RepoRoot(t)
-	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+	root := conformance.RepoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
 		t.Skip("not a git checkout: the module zip is made from the committed tree")
+	}
+	// A local clone of HEAD: x/mod/zip reads a repository whose .git is a
+	// folder (a worktree's is a file), and the clone is the committed tree
+	// exactly. No network: git clones from the folder.
+	repo := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "--quiet", "--no-hardlinks", root, repo).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	goEnv := func(k string) string {
 		b, err := exec.Command("go", "env", k).Output()

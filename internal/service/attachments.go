@@ -170,32 +170,15 @@ func WriteAttachment(prm SaveParams, img AttachmentImage) (Saved, error) {
 // attachment. The read policy p is applied to the attachment's own
 // conversation, whatever the index's own filter said.
 func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id string, limit int64) (AttachmentImage, error) {
-	missing := notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Name(id))
-	loc, err := s.ix.AttachmentFile(ctx, id)
-	switch {
-	case errors.Is(err, index.ErrNotFound):
-		return AttachmentImage{}, missing
-	case err != nil:
-		return AttachmentImage{}, fmt.Errorf("find attachment: %w", err)
-	case !allowConv(p, loc.Conversation):
-		return AttachmentImage{}, missing
-	}
-	if hiddenAuthor(p, loc) {
-		return AttachmentImage{}, missing // a blocked person's photo in a thread the policy allows
-	}
-	src := loc.Path
-	if src == "" {
-		// The index holds no path for the file: ask the source.
-		src = s.sourcePath(ctx, loc)
-	}
-	if src == "" {
-		return AttachmentImage{}, missing
+	loc, src, err := s.locateAttachment(ctx, p, id)
+	if err != nil {
+		return AttachmentImage{}, err
 	}
 	mime, filename := strings.ToLower(strings.TrimSpace(loc.MimeType)), loc.Filename
 	if mime != "" && !strings.HasPrefix(mime, "image/") {
 		return AttachmentImage{}, userErr("attachment %s is %s, not an image; only images can be saved", output.Name(id), output.Name(mime))
 	}
-	data, err := readAttachment(src, limit)
+	data, err := readAttachment(id, filename, src, limit)
 	if err != nil {
 		return AttachmentImage{}, err
 	}
@@ -205,6 +188,41 @@ func (s *Service) attachmentImage(ctx context.Context, p *policy.Policy, id stri
 	}
 	return AttachmentImage{ID: output.Name(id), MimeType: output.Name(mime), Filename: output.Filename(filename), Format: format,
 		Width: w, Height: h, Note: note, Data: data}, nil
+}
+
+// locateAttachment finds an attachment the read policy lets this caller
+// see and the file it lives in. Every reader of attachment files goes
+// through it (save_attachment, get_attachment, the bridge's actions), so
+// the rules are one: an attachment of a blocked thread, or sent by a
+// blocked person in a thread the policy allows, does not exist (the same
+// sentence as an unknown id), and a file outside the Messages folders is
+// refused by name of the problem.
+func (s *Service) locateAttachment(ctx context.Context, p *policy.Policy, id string) (index.AttachmentLocation, string, error) {
+	missing := notFound("attachment %s was not found in the messages Tidings can read, or its file is not on this machine", output.Name(id))
+	loc, err := s.ix.AttachmentFile(ctx, id)
+	switch {
+	case errors.Is(err, index.ErrNotFound):
+		return loc, "", missing
+	case err != nil:
+		return loc, "", fmt.Errorf("find attachment: %w", err)
+	case !allowConv(p, loc.Conversation):
+		return loc, "", missing
+	}
+	if hiddenAuthor(p, loc) {
+		return loc, "", missing // a blocked person's photo in a thread the policy allows
+	}
+	src := loc.Path
+	if src == "" {
+		// The index holds no path for the file: ask the source.
+		src, err = s.sourcePath(ctx, loc)
+		if err != nil {
+			return loc, "", err
+		}
+	}
+	if src == "" {
+		return loc, "", missing
+	}
+	return loc, src, nil
 }
 
 // checkImage decides whether data is an image that may be saved: HEIC by
@@ -236,16 +254,20 @@ type AttachmentResolver interface {
 // sourcePath asks the attachment resolver (the chat.db reader) for the
 // file of an iMessage attachment by its row id. The answer counts only when
 // it is the same attachment (same guid), so a row id of another database
-// is never taken for it. "" when there is no such file.
-func (s *Service) sourcePath(ctx context.Context, loc index.AttachmentLocation) string {
+// is never taken for it. "" when there is no such file; an error when the
+// source refuses the file's path (model.ErrAttachmentOutside).
+func (s *Service) sourcePath(ctx context.Context, loc index.AttachmentLocation) (string, error) {
 	if s.att == nil || loc.RowID <= 0 || loc.GUID == "" || loc.Source != model.SourceIMessage {
-		return ""
+		return "", nil
 	}
 	a, err := s.att.Attachment(ctx, loc.RowID)
-	if err != nil || a.Path == "" || a.ID != loc.GUID {
-		return ""
+	if errors.Is(err, model.ErrAttachmentOutside) {
+		return "", userErr("attachment %s's file is outside the Messages folders (through a symbolic link or a path that leaves them), so Tidings does not read it", output.Name(loc.ID))
 	}
-	return a.Path
+	if err != nil || a.Path == "" || a.ID != loc.GUID {
+		return "", nil
+	}
+	return a.Path, nil
 }
 
 // checkDestination validates the destination and returns its resolved
@@ -301,11 +323,25 @@ func checkDestination(dest string, allowed []string) (dir, path string, err erro
 	return rdir, path, nil
 }
 
-// readAttachment reads the attachment file, at most limit bytes.
-func readAttachment(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, notFound("the attachment's file cannot be read on this machine (it may not have been downloaded from iCloud)")
+// readAttachment reads the attachment file, at most limit bytes. The file
+// is opened without following a symbolic link (the source checked the
+// folders on the way, docs/security.md) and must be a regular file. A file
+// that is not there is one Messages has not downloaded: with "Optimize Mac
+// Storage" (iCloud) the row names it and the disk has none until the
+// conversation is opened in Messages.
+func readAttachment(id, filename, path string, limit int64) ([]byte, error) {
+	f, err := openNoFollow(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		name := ""
+		if filename != "" {
+			name = " (" + output.Filename(filename) + ")"
+		}
+		return nil, notFound("attachment %s%s is not downloaded to this Mac: it is kept in iCloud until the conversation is opened in Messages, so open it there and ask again", output.Name(id), name)
+	case errLink(err):
+		return nil, userErr("attachment %s's file is a symbolic link, so Tidings does not read it", output.Name(id))
+	case err != nil:
+		return nil, notFound("the attachment's file cannot be read on this machine")
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -313,14 +349,14 @@ func readAttachment(path string, limit int64) ([]byte, error) {
 		return nil, notFound("the attachment's file cannot be read on this machine")
 	}
 	if fi.Size() > limit {
-		return nil, userErr("the attachment has %d bytes; files above %d bytes are not saved", fi.Size(), limit)
+		return nil, userErr("the attachment has %d bytes; files above %d bytes are not saved or shown", fi.Size(), limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read attachment: %w", err)
 	}
 	if int64(len(data)) > limit {
-		return nil, userErr("the attachment is larger than %d bytes; it was not saved", limit)
+		return nil, userErr("the attachment is larger than %d bytes; it was not saved or shown", limit)
 	}
 	return data, nil
 }

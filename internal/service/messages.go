@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidings-mcp/tidings/internal/imageview"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,13 +75,28 @@ type Edit struct {
 }
 
 // Attachment points at a file without revealing where it is stored: pass
-// ID to save_attachment.
+// ID to get_attachment (when Viewable) or save_attachment.
 type Attachment struct {
 	ID       string `json:"id"`
 	Filename string `json:"filename,omitempty"`
 	MimeType string `json:"mime_type,omitempty"`
 	Size     int64  `json:"size,omitempty"`
 	Sticker  bool   `json:"sticker,omitempty"`
+	// Viewable: an image of a format get_attachment decodes (decided by
+	// type; the file may still be in iCloud).
+	Viewable bool `json:"viewable,omitempty"`
+}
+
+// attachmentsOf is the one conversion of the index's attachments for every
+// result that lists them (history, search hits): names through output,
+// and Viewable for the images get_attachment can show.
+func attachmentsOf(as []index.Attachment) []Attachment {
+	var out []Attachment
+	for _, a := range as {
+		out = append(out, Attachment{ID: a.ID, Filename: output.Filename(a.Filename), MimeType: output.Name(a.MimeType), Size: a.Size, Sticker: a.Sticker,
+			Viewable: imageview.Viewable(a.MimeType, a.Filename)})
+	}
+	return out
 }
 
 // SendError describes a failed outgoing message.
@@ -405,9 +421,7 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		txt, _ := s.body(e.Text, nil)
 		out.Edits = append(out.Edits, Edit{Time: s.ts(e.Time), Text: txt})
 	}
-	for _, a := range m.Attachments {
-		out.Attachments = append(out.Attachments, Attachment{ID: a.ID, Filename: output.Filename(a.Filename), MimeType: output.Name(a.MimeType), Size: a.Size, Sticker: a.Sticker})
-	}
+	out.Attachments = attachmentsOf(m.Attachments)
 	if m.FromMe && m.Error != 0 {
 		out.SendError = &SendError{Code: m.Error, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(m.Error) + ")"}
 	}

@@ -60,9 +60,12 @@ type SearchHit struct {
 	Text         string          `json:"text"`
 	// Snippet is an excerpt of a long text around the matches, each match
 	// marked **like this**; absent when Text is short.
-	Snippet       string  `json:"snippet,omitempty"`
-	TextTruncated bool    `json:"text_truncated,omitempty"`
-	Score         float64 `json:"score"`
+	Snippet       string `json:"snippet,omitempty"`
+	TextTruncated bool   `json:"text_truncated,omitempty"`
+	// Attachments are the hit's attachments; viewable ones can be shown
+	// with get_attachment.
+	Attachments []Attachment `json:"attachments,omitempty"`
+	Score       float64      `json:"score"`
 	// Before and After are neighbouring messages (context > 0), oldest
 	// first.
 	Before []ContextMessage `json:"before,omitempty"`
@@ -261,7 +264,8 @@ func intersect(a, b []string) []string {
 // highlight or an excerpt boundary cannot split a secret past the
 // redactor.
 func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts.Book, a *authors) (SearchHit, error) {
-	out := SearchHit{MessageID: h.MessageID, Conversation: refOf(h.Conversation), FromMe: h.FromMe, Time: s.ts(h.Time), Score: h.Score}
+	out := SearchHit{MessageID: h.MessageID, Conversation: refOf(h.Conversation), FromMe: h.FromMe, Time: s.ts(h.Time), Score: h.Score,
+		Attachments: attachmentsOf(h.Attachments)}
 	if h.FromMe {
 		out.Sender = "me"
 	} else {

@@ -92,7 +92,7 @@ func (s *system) report(ctx context.Context) Report {
 	if home, err := s.home(); err == nil {
 		f.Home = home
 	}
-	if c := s.env.Config; c != nil {
+	if c := s.env.Config; c != nil && !s.env.Bridge {
 		f.IMessage, f.Contacts, f.SendEnabled = c.IMessage, c.Contacts, c.EnableSend && !c.ReadOnly
 	}
 	for _, res := range tcc.Check(ctx, s.goos, tcc.Needs(f), s.prober, s.wait) {
@@ -134,10 +134,14 @@ func (s *system) peerStatus(ctx context.Context, p mcpserver.Service) mcpserver.
 // sources reads one byte of each configured data source: a path that
 // opens is ok, a refused one unauthorized (on macOS: Full Disk Access), a
 // missing one misconfigured.
+//
+// In bridge mode serve never opens the data (the helper owns it,
+// docs/bridge.md): the sources and the permissions that guard them are the
+// helper's to report, so nothing is read here.
 func (s *system) sources() []mcpserver.BackendStatus {
 	out := []mcpserver.BackendStatus{}
 	c := s.env.Config
-	if c == nil {
+	if c == nil || s.env.Bridge {
 		return out
 	}
 	add := func(kind, path string) {

@@ -172,3 +172,23 @@ func TestPermissionsCheckOnMacOSLogic(t *testing.T) {
 		t.Errorf("status: %+v", st)
 	}
 }
+
+// In bridge mode serve never opens the data sources (the helper owns them):
+// permissions_check, the status and the checks read nothing, on any
+// platform (TestServeBridge in cmd/tidings failed on this).
+func TestBridgeModeReadsNoSource(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin"} {
+		cfg := &config.Config{IMessage: "/Users/me/Library/Messages/chat.db", Contacts: []string{"/Users/me/c.vcf"}}
+		env := &mcpserver.ServiceEnv{Config: cfg, Bridge: true, Peers: func() []mcpserver.Service { return nil }}
+		sys := newSystem(env, goos, tcc.Default())
+		var reads []string
+		sys.read = func(p string) error { reads = append(reads, p); return nil }
+		sys.home = func() (string, error) { return "/Users/me", nil }
+		r := sys.report(context.Background())
+		sys.status(context.Background())
+		sys.checks(context.Background())
+		if len(reads) > 0 || len(r.Sources) > 0 {
+			t.Errorf("%s: bridge mode read %q (sources %v)", goos, reads, r.Sources)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type outMsg struct {
 	unsent          bool
 	event           *eventSpec
 	photo           string // attachment file name
+	cloud           bool   // the photo's file is not on disk (iCloud)
 	sticker         bool
 	alsoIn          *thread
 	deleted         bool
@@ -516,7 +517,7 @@ func (g *gen) storyMessages(s storySpec) ([]*outMsg, error) {
 			m.edits, m.editAt = l.edits, m.t.Add(l.editAfter)
 		}
 		if l.photo != "" {
-			m.photo = l.photo
+			m.photo, m.cloud = l.photo, l.cloud
 		}
 		if l.alsoIn != "" {
 			m.alsoIn = g.byKey[l.alsoIn]
@@ -619,6 +620,9 @@ func (g *gen) write(m *outMsg) error {
 	if m.photo != "" || m.sticker {
 		attGUID := "at_0_" + uuid(g.r, m.t)
 		name, uti, mime, data := m.photo, "public.jpeg", "image/jpeg", g.photos[g.nAtt%len(g.photos)]
+		if p, ok := storyPhotos[name]; ok {
+			uti, mime, data = p.uti, p.mime, p.data()
+		}
 		var stored string
 		if m.sticker {
 			name, uti, mime, data = "sticker.png", "public.png", "image/png", g.stick[g.nAtt%len(g.stick)]
@@ -633,7 +637,9 @@ func (g *gen) write(m *outMsg) error {
 				return fmt.Errorf("demo: %w", err)
 			}
 		}
-		if err := os.WriteFile(disk, data, 0o600); err != nil {
+		if m.cloud {
+			// Kept in iCloud: the row names the file, the disk has none.
+		} else if err := os.WriteFile(disk, data, 0o600); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 		g.attID++

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	_ "embed"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -101,4 +102,49 @@ func hsv(h, s, v float64) color.RGBA {
 		r, g, b = v, p, q
 	}
 	return color.RGBA{uint8(r * 255), uint8(g * 255), uint8(b * 255), 255}
+}
+
+// heicPhoto is a real HEIC file (480×360, HEVC in HEIF, no metadata), made
+// once and committed: see assets/README.md. Encoding HEIC needs an HEVC
+// encoder, which the generator does not carry.
+//
+//go:embed assets/IMG_5120.heic
+var heicPhoto []byte
+
+// storyPhoto is a storyline photo with its own bytes and type.
+type storyPhoto struct {
+	uti, mime string
+	data      func() []byte
+}
+
+// storyPhotos are the storyline photos that are not drawn by renderPhoto.
+var storyPhotos = map[string]storyPhoto{
+	"IMG_5120.HEIC": {uti: "public.heic", mime: "image/heic", data: func() []byte { return heicPhoto }},
+	"IMG_5133.JPG":  {uti: "public.jpeg", mime: "image/jpeg", data: portraitPhoto},
+}
+
+// PortraitMarker is the side of the red square portraitPhoto draws in the
+// stored picture's top-left corner; shown upright (orientation 6: turned
+// 90° clockwise) it is in the top-right corner.
+const PortraitMarker = 40
+
+// portraitPhoto is a phone camera's portrait photo: 240×180 sensor pixels
+// stored sideways, EXIF orientation 6 and a GPS position (Mount Tamalpais).
+func portraitPhoto() []byte {
+	const w, h = 240, 180
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			c := mix(color.RGBA{70, 130, 200, 255}, color.RGBA{200, 220, 240, 255}, float64(x)/w)
+			if x < PortraitMarker && y < PortraitMarker {
+				c = color.RGBA{230, 20, 20, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
+		panic(err) // encoding to memory cannot fail
+	}
+	return JPEGWithExif(buf.Bytes(), 6, 37.9235, -122.5965)
 }

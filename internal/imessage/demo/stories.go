@@ -72,6 +72,7 @@ type lineSpec struct {
 	target    string // line key of the reaction's target
 	replyTo   string // line key
 	photo     string // attachment file name; the text becomes U+FFFC (+ caption)
+	cloud     bool   // the photo's file was never downloaded (kept in iCloud)
 	sticker   bool   // a sticker attachment on a 2007/1000 reaction
 	runs      []runSpec
 	event     *eventSpec
@@ -335,6 +336,18 @@ func storySpecs(now time.Time) []storySpec {
 			},
 			facts: []factSpec{{text: "Emma turned 30; I texted her happy birthday at midnight and we planned brunch on Sunday", evidence: []string{"hbd", "ty"},
 				queries: []string{"when is Emma's birthday", "how old is my sister"}}},
+		},
+		{
+			// Photos get_attachment shows (docs/tools.md): an iPhone HEIC, a
+			// portrait JPEG stored sideways with EXIF orientation 6 and a GPS
+			// position, and an older photo whose file is still in iCloud.
+			id: "emma-hike", title: "Emma's photos from her hike", thread: "p:emma",
+			lines: []lineSpec{
+				{key: "dipsea", from: "emma", day: 19, clock: "18:30", photo: "IMG_4870.jpeg", cloud: true, text: "the view from the Dipsea trail"},
+				{key: "summit", from: "emma", day: 9, clock: "16:05", photo: "IMG_5120.HEIC", text: "made it to the top of Mount Tam!"},
+				{key: "portrait", from: "emma", day: 9, clock: "16:07", photo: "IMG_5133.JPG"},
+				{key: "wow", from: "me", day: 9, clock: "16:30", text: "wow, what a view 😍"},
+			},
 		},
 		{
 			id: "lukas-visit", title: "Lukas visiting San Francisco", thread: "p:lukas",
