@@ -406,11 +406,7 @@ func (ix *Index) History(ctx context.Context, q HistoryQuery) (History, error) {
 		sinceT = q.Since.UnixMilli()
 	}
 	convJSON := idsJSON(sortedKeys(set))
-	rows, err := ix.rdb.QueryContext(ctx, `SELECT id, time FROM (
-	SELECT id, time FROM messages WHERE conv IN (SELECT value FROM json_each(?1))
-	UNION SELECT m.id, m.time FROM message_chats c JOIN messages m ON m.id = c.msg WHERE c.conv IN (SELECT value FROM json_each(?1)))
-WHERE (time < ?2 OR (time = ?2 AND id < ?3)) AND time >= ?4
-ORDER BY time DESC, id DESC LIMIT ?5`, convJSON, beforeT, beforeID, sinceT, limit+1)
+	rows, err := ix.rdb.QueryContext(ctx, historySQL, convJSON, beforeT, beforeID, sinceT, limit+1)
 	if err != nil {
 		return History{}, fmt.Errorf("read history: %w", err)
 	}
@@ -445,6 +441,15 @@ ORDER BY time DESC, id DESC LIMIT ?5`, convJSON, beforeT, beforeID, sinceT, limi
 	}
 	return h, nil
 }
+
+// historySQL selects a page of history ids, newest first: ?1 the
+// conversations (JSON array), ?2/?3 the exclusive (time, id) upper bound,
+// ?4 the inclusive lower time bound, ?5 the row limit.
+const historySQL = `SELECT id, time FROM (
+	SELECT id, time FROM messages WHERE conv IN (SELECT value FROM json_each(?1))
+	UNION SELECT m.id, m.time FROM message_chats c JOIN messages m ON m.id = c.msg WHERE c.conv IN (SELECT value FROM json_each(?1)))
+WHERE (time < ?2 OR (time = ?2 AND id < ?3)) AND time >= ?4
+ORDER BY time DESC, id DESC LIMIT ?5`
 
 func encodeHistoryCursor(t, id int64) string {
 	return "h" + strconv.FormatInt(t, 36) + "." + strconv.FormatInt(id, 36)
