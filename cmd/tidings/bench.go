@@ -57,8 +57,9 @@ reported), 'tidings serve' runs as a subprocess, and go-sdk's client times
 get_conversation_messages (50-message pages) and review_messages (7 days)
 over stdio after a warm-up, with the load average around them. A --dir
 given again reuses its demo data and index. --client-cpuprofile FILE adds
-a pass against serve running in the bench's own process and profiles its
-timed calls (go tool pprof -tagfocus side=server FILE).
+a pass against serve running in the bench's own process and profiles the
+timed calls of each tool (go tool pprof -tagfocus side=server
+FILE.search_messages).
 
 Flags:
 `
@@ -150,7 +151,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	searchProfile := fs.String("search-cpuprofile", "", "write a CPU profile of the search phase to this file (go tool pprof)")
 	client := fs.Bool("client", false, "measure tool calls as an MCP client sees them instead: index the demo with `tidings index`, run `tidings serve` as a subprocess and time search_messages, get_conversation_messages and review_messages over stdio")
 	calls := fs.Int("calls", 60, "with --client: timed calls per tool, after the warm-up")
-	clientProfile := fs.String("client-cpuprofile", "", "with --client: also run the calls against serve in this process and write a CPU profile of them (pprof label side=server marks the server)")
+	clientProfile := fs.String("client-cpuprofile", "", "with --client: also run the calls against serve in this process and write a CPU profile of each tool's calls to FILE.<tool> (pprof label side=server marks the server)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}

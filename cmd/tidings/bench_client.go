@@ -188,8 +188,9 @@ func benchRunIndex(ctx context.Context, exe, home, chatDB, vcf string) (*BenchCl
 
 // benchDrive warms the server up and times the workloads. serverCPU reads
 // the server's CPU seconds (nil: not known); timed, when not nil, is called
-// after the warm-up and the function it returns after the timed calls.
-func benchDrive(ctx context.Context, cs *mcp.ClientSession, calls int, serverCPU func() float64, rep *BenchClient, timed func() (func(), error)) ([]BenchTool, error) {
+// with the tool's name before a workload's timed calls and the function it
+// returns after them.
+func benchDrive(ctx context.Context, cs *mcp.ClientSession, calls int, serverCPU func() float64, rep *BenchClient, timed func(tool string) (func(), error)) ([]BenchTool, error) {
 	convs, err := benchConversations(ctx, cs)
 	if err != nil {
 		return nil, err
@@ -205,15 +206,14 @@ func benchDrive(ctx context.Context, cs *mcp.ClientSession, calls int, serverCPU
 	if rep != nil {
 		rep.LoadBefore = loadAverage()
 	}
-	if timed != nil {
-		stop, err := timed()
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-	}
 	var out []BenchTool
 	for _, w := range wls {
+		stop := func() {}
+		if timed != nil {
+			if stop, err = timed(w.tool); err != nil {
+				return nil, err
+			}
+		}
 		lat := make([]time.Duration, 0, calls)
 		var size int
 		c0 := 0.0
@@ -229,6 +229,7 @@ func benchDrive(ctx context.Context, cs *mcp.ClientSession, calls int, serverCPU
 			lat = append(lat, time.Since(t))
 			size += n
 		}
+		stop()
 		bt := BenchTool{Name: w.name, BenchLatency: summarize(lat, BenchLatency{}), ResultBytes: size / calls}
 		if serverCPU != nil {
 			bt.ServerCPUMean = 1000 * (serverCPU() - c0) / float64(calls)
@@ -299,7 +300,8 @@ func benchCall(ctx context.Context, cs *mcp.ClientSession, tool string, args map
 
 // benchClientInProcess runs the same workloads against `tidings serve`
 // running in this process (Main.Run on OS pipes, so the stdio transport
-// is the real one) and writes a CPU profile of the timed calls only. The
+// is the real one) and writes a CPU profile of each workload's timed calls
+// to profile.<tool> (search_messages, …). The
 // server's goroutines carry the profile label side=server and the
 // client's side=client, so `go tool pprof -tagfocus side=server` shows the
 // server's share alone.
@@ -341,7 +343,7 @@ func benchClientInProcess(ctx context.Context, profile string, calls int, args, 
 			return
 		}
 		defer cs.Close()
-		tools, err = benchDrive(ctx, cs, calls, nil, nil, func() (func(), error) { return startCPUProfile(profile) })
+		tools, err = benchDrive(ctx, cs, calls, nil, nil, func(tool string) (func(), error) { return startCPUProfile(profile + "." + tool) })
 	})
 	inW.Close()
 	if serr := <-done; err == nil && serr != nil {
@@ -420,7 +422,7 @@ func printBenchClient(w io.Writer, c *BenchClient) {
 			t.Name, t.P50, t.P95, t.Max, t.ServerCPUMean, float64(t.ResultBytes)/1024)
 	}
 	if c.Profile != "" {
-		fmt.Fprintf(w, "in-process pass (profile of the timed calls in %s; go tool pprof -tagfocus side=server):\n", c.Profile)
+		fmt.Fprintf(w, "in-process pass (profiles of the timed calls in %s.<tool>; go tool pprof -tagfocus side=server):\n", c.Profile)
 		for _, t := range c.ProfileTools {
 			fmt.Fprintf(w, "  %-30s p50 %7.2f ms  p95 %7.2f ms  max %7.2f ms\n", t.Name, t.P50, t.P95, t.Max)
 		}
