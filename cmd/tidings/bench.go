@@ -50,6 +50,17 @@ search). Each phase runs in its own process so memory figures are the
 phase's own. Nothing touches your data: everything lives in a temporary
 folder (--dir to keep it).
 
+With --client it measures what an MCP client sees instead: the demo data
+is indexed by 'tidings index' (into DIR/home; time, CPU and peak memory
+reported), 'tidings serve' runs as a subprocess, and go-sdk's client times
+--calls calls each of search_messages (hybrid, limit 10),
+get_conversation_messages (50-message pages) and review_messages (7 days)
+over stdio after a warm-up, with the load average around them. A --dir
+given again reuses its demo data and index. --client-cpuprofile FILE adds
+a pass against serve running in the bench's own process and profiles the
+timed calls of each tool (go tool pprof -tagfocus side=server
+FILE.search_messages).
+
 Flags:
 `
 
@@ -75,6 +86,7 @@ type BenchReport struct {
 	Index      *BenchIndex       `json:"index,omitempty"`
 	Search     *BenchSearch      `json:"search,omitempty"`
 	Freshness  *BenchFreshness   `json:"freshness,omitempty"`
+	Client     *BenchClient      `json:"client,omitempty"`
 	Status     *index.Status     `json:"status,omitempty"`
 	Extra      map[string]any    `json:"extra,omitempty"`
 	PhaseError map[string]string `json:"phase_errors,omitempty"`
@@ -133,10 +145,13 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	vecMB := fs.Int("vector-memory", 0, "MiB of vectors kept in memory for re-ranking (0: the index default)")
 	source := fs.String("source", "demo", "demo (a demo chat.db through the chat.db reader) or synth (generated messages fed to the index directly)")
-	phase := fs.String("phase", "", "run one phase in this process (generate, index, search, freshness); used by the parent")
+	phase := fs.String("phase", "", "run one phase in this process (generate, index, search, freshness, client); used by the parent")
 	inProcess := fs.Bool("in-process", false, "run all phases in this process (memory figures then include every phase)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the index phase to this file (go tool pprof)")
 	searchProfile := fs.String("search-cpuprofile", "", "write a CPU profile of the search phase to this file (go tool pprof)")
+	client := fs.Bool("client", false, "measure tool calls as an MCP client sees them instead: index the demo with `tidings index`, run `tidings serve` as a subprocess and time search_messages, get_conversation_messages and review_messages over stdio")
+	calls := fs.Int("calls", 60, "with --client: timed calls per tool, after the warm-up")
+	clientProfile := fs.String("client-cpuprofile", "", "with --client: also run the calls against serve in this process and write a CPU profile of each tool's calls to FILE.<tool> (pprof label side=server marks the server)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -154,7 +169,14 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	if *source == "demo" && *n < demo.MinMessages() {
 		return usageError{fmt.Sprintf("--messages %d: the demo needs at least %d", *n, demo.MinMessages())}
 	}
-	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh, source: *source, vecMB: *vecMB, cpuProfile: *cpuProfile, searchProfile: *searchProfile}
+	if *client && *source != "demo" {
+		return usageError{"--client measures the demo data set: leave --source at demo"}
+	}
+	if *calls < 1 {
+		return usageError{fmt.Sprintf("--calls %d: want at least 1", *calls)}
+	}
+	opts := benchOpts{messages: *n, embedder: *embName, reps: *reps, fresh: *fresh, source: *source, vecMB: *vecMB, cpuProfile: *cpuProfile, searchProfile: *searchProfile,
+		calls: *calls, clientProfile: *clientProfile}
 	if *phase != "" {
 		if *dir == "" {
 			return usageError{"--phase needs --dir"}
@@ -178,8 +200,11 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	opts.dir = work
-	rep := &BenchReport{Messages: *n, Embedder: *embName, Source: *source, Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())}
+	rep := &BenchReport{Messages: *n, Embedder: *embName, Source: *source, Machine: fmt.Sprintf("%s/%s, %s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.NumCPU(), runtime.Version())}
 	phases := []string{"index", "search", "freshness"}
+	if *client {
+		phases = []string{"client"}
+	}
 	if *source == "demo" {
 		// The demo chat.db is written by a process of its own: the
 		// generator's memory (≈ 236 MB at 1M messages) would otherwise
@@ -215,6 +240,8 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 			rep.Search = part.Search
 		case "freshness":
 			rep.Freshness = part.Freshness
+		case "client":
+			rep.Client = part.Client
 		}
 	}
 	if *jsonOut {
@@ -225,6 +252,8 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 }
 
 type benchOpts struct {
+	calls         int
+	clientProfile string
 	cpuProfile    string
 	searchProfile string
 	vecMB         int
@@ -243,7 +272,8 @@ func benchChild(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "bench", "--phase", phase, "--dir", o.dir, "--messages", fmt.Sprint(o.messages),
-		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh), "--source", o.source, "--vector-memory", fmt.Sprint(o.vecMB), "--cpuprofile", o.cpuProfile, "--search-cpuprofile", o.searchProfile)
+		"--embedder", o.embedder, "--reps", fmt.Sprint(o.reps), "--freshness", fmt.Sprint(o.fresh), "--source", o.source, "--vector-memory", fmt.Sprint(o.vecMB), "--cpuprofile", o.cpuProfile, "--search-cpuprofile", o.searchProfile,
+		"--calls", fmt.Sprint(o.calls), "--client-cpuprofile", o.clientProfile)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -625,8 +655,14 @@ func benchPhase(ctx context.Context, o benchOpts, phase string) (*BenchReport, e
 		cancel()
 		<-done
 		rep.Freshness = &BenchFreshness{Latency: summarize(lat, BenchLatency{}), PeakRSSBytes: peakRSS()}
+	case "client":
+		c, err := benchClientPhase(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		rep.Client = c
 	default:
-		return nil, usageError{fmt.Sprintf("--phase %q: want generate, index, search or freshness", phase)}
+		return nil, usageError{fmt.Sprintf("--phase %q: want generate, index, search, freshness or client", phase)}
 	}
 	return rep, nil
 }
@@ -712,6 +748,9 @@ func printBench(w io.Writer, r *BenchReport) {
 			fmt.Fprintf(w, "  %-9s p50 %7.2f ms  p95 %7.2f ms  max %7.2f ms  CPU/query %6.2f ms  (%d queries; %d incomplete scans; %d fell back)\n",
 				mode, l.P50, l.P95, l.Max, l.CPUMean, l.N, l.Incomplete, l.FellBackMode)
 		}
+	}
+	if c := r.Client; c != nil {
+		printBenchClient(w, c)
 	}
 	if f := r.Freshness; f != nil {
 		how := "a row committed to chat.db → found by search"

@@ -23,7 +23,8 @@ func TestBenchInProcess(t *testing.T) {
 		})
 	}
 	var ue usageError
-	for _, args := range [][]string{{"bench", "--messages", "5"}, {"bench", "--embedder", "magic"}, {"bench", "--phase", "index"}, {"bench", "--source", "x"}} {
+	for _, args := range [][]string{{"bench", "--messages", "5"}, {"bench", "--embedder", "magic"}, {"bench", "--phase", "index"}, {"bench", "--source", "x"},
+		{"bench", "--client", "--source", "synth"}, {"bench", "--client", "--calls", "0"}} {
 		if err := m.Run(context.Background(), args); !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}

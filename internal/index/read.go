@@ -1,10 +1,12 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -405,28 +407,9 @@ func (ix *Index) History(ctx context.Context, q HistoryQuery) (History, error) {
 	if !q.Since.IsZero() {
 		sinceT = q.Since.UnixMilli()
 	}
-	convJSON := idsJSON(sortedKeys(set))
-	rows, err := ix.rdb.QueryContext(ctx, `SELECT id, time FROM (
-	SELECT id, time FROM messages WHERE conv IN (SELECT value FROM json_each(?1))
-	UNION SELECT m.id, m.time FROM message_chats c JOIN messages m ON m.id = c.msg WHERE c.conv IN (SELECT value FROM json_each(?1)))
-WHERE (time < ?2 OR (time = ?2 AND id < ?3)) AND time >= ?4
-ORDER BY time DESC, id DESC LIMIT ?5`, convJSON, beforeT, beforeID, sinceT, limit+1)
+	ids, times, err := ix.historyPage(ctx, sortedKeys(set), beforeT, beforeID, sinceT, limit+1)
 	if err != nil {
-		return History{}, fmt.Errorf("read history: %w", err)
-	}
-	var ids []int64
-	var times []int64
-	for rows.Next() {
-		var id, t int64
-		if err := rows.Scan(&id, &t); err != nil {
-			rows.Close()
-			return History{}, fmt.Errorf("read history: %w", err)
-		}
-		ids, times = append(ids, id), append(times, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return History{}, fmt.Errorf("read history: %w", err)
+		return History{}, err
 	}
 	h := History{Conversations: refs, Messages: []Message{}}
 	if len(ids) > limit {
@@ -444,6 +427,62 @@ ORDER BY time DESC, id DESC LIMIT ?5`, convJSON, beforeT, beforeID, sinceT, limi
 		h.Messages = append(h.Messages, msgs[i])
 	}
 	return h, nil
+}
+
+// historySQL selects a page of one conversation's history ids, newest
+// first: ?1 the conversation, ?2/?3 the exclusive (time, id) upper bound,
+// ?4 the inclusive lower time bound, ?5 the row limit. Each branch reads
+// at most ?5 rows in page order — the conversation's own messages as a
+// range of messages_conv_time, then the messages linked to it from another
+// chat (message_chats, rare) — so a page costs the page, not the thread
+// (TestHistoryReadsOnlyThePage). The branches may overlap; historyPage
+// merges them.
+const historySQL = `SELECT id, time FROM (SELECT id, time FROM messages WHERE conv = ?1 AND (time, id) < (?2, ?3) AND time >= ?4 ORDER BY time DESC, id DESC LIMIT ?5)
+UNION ALL SELECT id, time FROM (SELECT m.id, m.time FROM message_chats c JOIN messages m ON m.id = c.msg
+	WHERE c.conv = ?1 AND (m.time, m.id) < (?2, ?3) AND m.time >= ?4 ORDER BY m.time DESC, m.id DESC LIMIT ?5)`
+
+// historyPage returns up to limit message ids of convs (with their times),
+// newest first by (time, id), below the (beforeT, beforeID) bound and at or
+// after sinceT: historySQL per conversation, merged.
+func (ix *Index) historyPage(ctx context.Context, convs []uint32, beforeT, beforeID, sinceT int64, limit int) (ids, times []int64, err error) {
+	st, err := ix.rstmt(ctx, historySQL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read history: %w", err)
+	}
+	type row struct{ id, t int64 }
+	var all []row
+	seen := map[int64]bool{}
+	for _, c := range convs {
+		rows, err := st.QueryContext(ctx, int64(c), beforeT, beforeID, sinceT, limit)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read history: %w", err)
+		}
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.t); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("read history: %w", err)
+			}
+			if !seen[r.id] {
+				seen[r.id] = true
+				all = append(all, r)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, fmt.Errorf("read history: %w", err)
+		}
+	}
+	slices.SortFunc(all, func(a, b row) int {
+		if a.t != b.t {
+			return cmp.Compare(b.t, a.t)
+		}
+		return cmp.Compare(b.id, a.id)
+	})
+	for _, r := range all[:min(limit, len(all))] {
+		ids, times = append(ids, r.id), append(times, r.t)
+	}
+	return ids, times, nil
 }
 
 func encodeHistoryCursor(t, id int64) string {
