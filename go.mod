@@ -11,6 +11,7 @@ require (
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
+	golang.org/x/mod v0.42.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	howett.net/plist v1.0.1

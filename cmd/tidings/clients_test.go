@@ -85,3 +85,30 @@ func TestClientsCommandRefusals(t *testing.T) {
 		}
 	}
 }
+
+// `tidings` alone in a terminal says what to do next in a few lines, and
+// every command it suggests exists; outside a terminal it prints the usage.
+func TestNoArgumentsInATerminalPrintsNextSteps(t *testing.T) {
+	var out bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Terminal: true}
+	if err := m.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if n := strings.Count(text, "\n"); n > 12 || !strings.Contains(text, "Next steps") {
+		t.Errorf("first run output (%d lines):\n%s", n, text)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "tidings" && !strings.HasSuffix(f[1], ":") {
+			if _, ok := commands[f[1]]; !ok {
+				t.Errorf("suggests unknown command %q", f[1])
+			}
+		}
+	}
+	out.Reset()
+	m.Terminal = false
+	if err := m.Run(context.Background(), nil); err != nil || !strings.Contains(out.String(), "Commands:") {
+		t.Errorf("outside a terminal: %v\n%s", err, out.String())
+	}
+}

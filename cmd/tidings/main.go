@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"syscall"
 
@@ -20,7 +21,9 @@ import (
 )
 
 // Version is set at build time with -ldflags "-X main.Version=…".
-var Version = "0.1.0-dev"
+var Version = defaultVersion
+
+const defaultVersion = "0.1.0-dev"
 
 // command is one subcommand. run receives the arguments after the command
 // name; it writes human output to m.Stdout and diagnostics to m.Stderr.
@@ -48,6 +51,9 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+	// Terminal makes Run treat Stdout as a terminal (tests); a real
+	// terminal is detected.
+	Terminal bool
 }
 
 // NewMain returns a Main bound to the real process.
@@ -63,12 +69,16 @@ func (e usageError) Error() string { return e.msg }
 
 // Run executes the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 && (m.Terminal || isTerminalWriter(m.Stdout)) {
+		m.firstRun(m.Stdout)
+		return nil
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		m.usage(m.Stdout)
 		return nil
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintf(m.Stdout, "tidings %s\n", Version)
+		readBuildInfo(debug.ReadBuildInfo).write(m.Stdout)
 		return nil
 	}
 	c, ok := commands[args[0]]
@@ -90,6 +100,20 @@ type quotedError struct{ err error }
 
 func (e quotedError) Error() string { return sanitize.Message(e.err.Error()) }
 func (e quotedError) Unwrap() error { return e.err }
+
+// firstRun is what `tidings` alone prints in a terminal: the next steps,
+// not the whole command list.
+func (m *Main) firstRun(w io.Writer) {
+	fmt.Fprintf(w, `tidings %s: your messages for AI assistants, safely.
+
+Next steps:
+  tidings serve --demo                       try it: an MCP server on made-up demo data (stdio)
+  tidings doctor                             check what Tidings can read on this machine, with fixes
+  tidings clients install claude-desktop     set it up in a client (also claude-code, codex, cursor, vscode)
+
+'tidings help' lists every command.
+`, Version)
+}
 
 func (m *Main) usage(w io.Writer) {
 	fmt.Fprintf(w, "tidings %s: messages for AI assistants, safely.\n\nUsage: tidings COMMAND [flags]\n\nCommands:\n", Version)

@@ -20,10 +20,20 @@ type Check struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// fullDiskAccessFix is the macOS remedy for a chat.db the process may not read.
-const fullDiskAccessFix = "Grant Full Disk Access: System Settings → Privacy & Security → Full Disk Access, " +
-	"turn it on for the app that runs tidings (Terminal, iTerm, your MCP client, or the tidings helper), " +
-	"then quit and reopen that app. In bridge mode only the helper needs it."
+// fullDiskAccessFix is the macOS remedy for a chat.db the process may not
+// read. It names the binary exe that needs the grant, and says why an
+// upgrade loses it: macOS keys the grant to the program's code signature,
+// and a binary built with `go build`/`go install` carries an ad-hoc
+// signature that changes with every build (docs/releases.md).
+func fullDiskAccessFix(exe string) string {
+	who := "the app that runs tidings (Terminal, iTerm, your MCP client, or the tidings helper)"
+	if exe != "" {
+		who = exe + " — or the app that runs it (Terminal, iTerm, your MCP client)"
+	}
+	return "Grant Full Disk Access: System Settings → Privacy & Security → Full Disk Access (`tidings doctor --open-settings` opens it), " +
+		"add " + who + ", then quit and reopen that app. In bridge mode only the helper needs it. " +
+		"After an upgrade, a tidings binary that is not signed the same way as the old one loses the grant: remove its entry and add the new binary again."
+}
 
 // incompleteFix is the remedy for ErrIncompleteSchema.
 const incompleteFix = "This copy of the database is damaged or partial (a table or column Messages always has is missing): " +
@@ -104,8 +114,16 @@ func walCheck(path, mode string) Check {
 }
 
 func permissionFix(path string) string {
-	if runtime.GOOS == "darwin" && strings.Contains(path, "/Library/Messages/") {
-		return fullDiskAccessFix
+	exe, _ := os.Executable()
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return permissionFixFor(runtime.GOOS, path, exe)
+}
+
+func permissionFixFor(goos, path, exe string) string {
+	if goos == "darwin" && strings.Contains(path, "/Library/Messages/") {
+		return fullDiskAccessFix(exe)
 	}
 	return "Make sure this user can read the file and its folder (and the -wal/-shm files next to it)."
 }
