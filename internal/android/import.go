@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/model"
@@ -537,22 +538,46 @@ func splitAddress(s string) []string {
 	return parts
 }
 
-// mmsName records an MMS's contact_name when its "address" attribute names
-// exactly one person other than the owner (a group's contact_name lists
-// several names that cannot be matched to numbers).
+// mmsName records the names an MMS's contact_name carries. For one other
+// person it is that person's name. For a group the app writes the names of
+// the "address" list comma-separated in the same order, so each address is
+// paired with the name at its position; some people write only in groups,
+// and this list is the export's one source of their name. The list is used
+// only when it has exactly one entry per address (the owner's included or
+// not): a name containing a comma would shift every later pair, so such a
+// list names nobody rather than the wrong people. Entries that are not
+// names ("(Unknown)", a raw number) are skipped by nameBook.add.
 func (c *converter) mmsName(r *MMS) {
-	key, raw := "", ""
-	for _, a := range splitAddress(r.Address) {
+	raw := splitAddress(r.Address)
+	var others []string // addresses other than the owner's, in order
+	seen := map[string]bool{}
+	for _, a := range raw {
 		k := c.key(a)
-		if k == "" || c.owner[k] || k == key {
+		if k == "" || c.owner[k] || seen[k] {
 			continue
 		}
-		if key != "" {
-			return
-		}
-		key, raw = k, strings.TrimSpace(a)
+		seen[k] = true
+		others = append(others, a)
 	}
-	c.names.add(key, raw, r.ContactName, r.Date)
+	if len(others) == 1 {
+		c.names.add(c.key(others[0]), strings.TrimSpace(others[0]), r.ContactName, r.Date)
+		return
+	}
+	names := strings.Split(r.ContactName, ",")
+	var addrs []string
+	switch len(names) {
+	case len(raw):
+		addrs = raw
+	case len(others):
+		addrs = others
+	default:
+		return
+	}
+	for i, a := range addrs {
+		if k := c.key(a); k != "" && !c.owner[k] {
+			c.names.add(k, strings.TrimSpace(a), names[i], r.Date)
+		}
+	}
 }
 
 // partFilename is a media part's display name: name, fn or cl, with any
@@ -644,7 +669,7 @@ type nameCard struct {
 // add records a contact name seen on a message to or from key.
 func (b *nameBook) add(key, raw, name string, when time.Time) {
 	name = strings.TrimSpace(name)
-	if key == "" || name == "" || name == "(Unknown)" || name == "null" {
+	if key == "" || !isName(name) {
 		return
 	}
 	if cur, ok := b.byKey[key]; ok {
@@ -657,6 +682,16 @@ func (b *nameBook) add(key, raw, name string, when time.Time) {
 		return
 	}
 	b.byKey[key] = &nameCard{raw: raw, name: name, when: when}
+}
+
+// isName reports whether a contact_name value names someone: not empty,
+// not the app's "(Unknown)" or "null", and not a raw number (the app writes
+// an unsaved member of a group as their number; a name has a letter).
+func isName(name string) bool {
+	if name == "" || name == "(Unknown)" || name == "null" {
+		return false
+	}
+	return strings.IndexFunc(name, unicode.IsLetter) >= 0
 }
 
 // contacts returns one card per number, sorted by id. Modified is the date

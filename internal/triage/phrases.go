@@ -17,6 +17,7 @@ const (
 	setRhetorical
 	setExclaim
 	setWordyAsk
+	setEveryone
 	numSets
 )
 
@@ -64,6 +65,7 @@ func init() {
 	addPhrases(setRhetorical, rhetorical)
 	addPhrases(setExclaim, exclaims)
 	addPhrases(setWordyAsk, wordyAsks)
+	addPhrases(setEveryone, everyonePhrases)
 	for i, p := range autoPhrases {
 		ph := phrase{words: strings.Fields(p.p), set: -1, auto: i}
 		phraseIndex[ph.words[0]] = append(phraseIndex[ph.words[0]], len(phrases))

@@ -23,6 +23,10 @@ type features struct {
 	proposal   bool // a suggestion that invites an answer: "let's", "we should"
 	rsvp       bool // a head count: "who's in", "are we still on"
 	collective bool // addressed to everyone: "anyone", "you guys", "who wants"
+	everyone   bool // asks each member for their own answer: "everyone", "every family", "each of you"
+	personal   bool // written in the first person ("I", "my", "we're") or with laughter: a person typing
+	answerLead bool // opens with an answer word ("yes", "nope"): a reply to a question
+	menu       bool // a keyword menu: "Reply C to confirm", "Text 1 for …" (a template)
 	youRef     bool // says "you"/"u"/"your"
 	closure    bool // nothing but an acknowledgement: "ok", "thanks!", "👍"
 	cancel     bool // withdraws an ask: "nvm", "figured it out"
@@ -120,6 +124,20 @@ var autoPhrases = []autoPhrase{
 	{" to reschedule ", catReminder, false}, {" is ready for pickup ", catReminder, true},
 	{" your prescription ", catReminder, true}, {" appointment ", catReminder, false}, {" reminder ", catReminder, false},
 	{" your ride ", catReminder, true}, {" is arriving ", catReminder, false},
+	// Opt-out and help footers carriers require of bulk senders, and
+	// their confirmations.
+	{" help for help ", catMarketing, true}, {" reply help ", catMarketing, true}, {" txt stop ", catMarketing, true},
+	{" txt help ", catMarketing, true}, {" text help ", catMarketing, true}, {" opted out ", catMarketing, true},
+	{" been unsubscribed ", catMarketing, true}, {" no further messages ", catMarketing, true},
+	{" stop to cancel ", catMarketing, true}, {" stop to quit ", catMarketing, true},
+	// Portals and account notices, in any domain (care, banking, utilities,
+	// schools): "log in to view", "your statement", "payment posted".
+	{" patient portal ", catNoReply, true}, {" log in to view ", catNoReply, true}, {" login to view ", catNoReply, true},
+	{" sign in to view ", catNoReply, true}, {" log in to your ", catNoReply, false}, {" portal ", catNoReply, false},
+	{" your account ", catBank, false}, {" posted to ", catBank, true}, {" has posted ", catBank, false},
+	{" statement ", catBank, false}, {" autopay ", catBank, false}, {" payment ", catBank, false},
+	{" is ready ", catReminder, false}, {" check in ", catReminder, false},
+	{" confirmed ", catReminder, false}, {" scheduled ", catReminder, false}, {" care team ", catReminder, false},
 	// No-reply.
 	{" do not reply ", catNoReply, true}, {" this is an automated ", catNoReply, true}, {" noreply ", catNoReply, true},
 	{" no reply ", catNoReply, false},
@@ -174,7 +192,7 @@ var rsvpPhrases = []string{
 
 // collectivePhrases address every member of a group.
 var collectivePhrases = []string{
-	" anyone ", " anybody ", " everyone ", " everybody ", " you guys ", " y'all ", " yall ", " all of you ",
+	" anyone ", " anybody ", " everyone ", " everybody ", " every ", " each ", " you guys ", " y'all ", " yall ", " all of you ",
 	" guys ", " team ", " folks ", " who wants ", " who's in ", " who is in ", " whos in ", " who's coming ",
 	" who is coming ", " who can ", " who's down ", " who is down ", " you all ", " ya'll ", " people ",
 }
@@ -205,6 +223,25 @@ var closureWords = map[string]bool{
 	"is": true, "was": true, "me": true, "hahaa": true, "mhm": true, "mm": true, "hmm": true, "ahh": true,
 	"ooh": true, "oooh": true, "lovely": true, "brilliant": true, "super": true, "merci": true, "gracias": true,
 	"danke": true, "tomorrow": true, "tonight": true, "there": true, "bit": true, "in": true, "morning!": true,
+}
+
+// everyonePhrases ask each member of a group for their own answer, so
+// another member's answer does not settle it for the owner ("anyone"
+// asks for one answer from whoever has it).
+var everyonePhrases = []string{
+	" everyone ", " everybody ", " every ", " each ", " all of you ", " you all ", " y'all ", " yall ", " ya'll ",
+}
+
+// answerWords open a reply to a yes/no question.
+var answerWords = map[string]bool{
+	"yes": true, "yess": true, "yesss": true, "yeah": true, "yea": true, "yep": true, "yup": true, "no": true,
+	"nope": true, "nah": true, "ya": true,
+}
+
+// firstPerson are words a person writes and a template rarely does.
+var firstPerson = map[string]bool{
+	"i": true, "i'm": true, "im": true, "i'll": true, "i've": true, "i'd": true, "me": true, "my": true,
+	"we're": true, "lol": true, "haha": true, "lmao": true, "omg": true,
 }
 
 var cancelPhrases = []string{
@@ -357,6 +394,14 @@ func analyze(text string) features {
 	f.proposal = m.has(setProposal)
 	f.rsvp = m.has(setRSVP)
 	f.collective = m.has(setCollective)
+	f.everyone = m.has(setEveryone)
+	for _, w := range words {
+		if firstPerson[w] {
+			f.personal = true
+			break
+		}
+	}
+	f.answerLead = len(words) > 0 && answerWords[words[0]]
 	f.cancel = m.has(setCancel)
 	f.deferral = m.has(setDeferral)
 	f.urgent = m.has(setUrgent)
@@ -364,6 +409,12 @@ func analyze(text string) features {
 	f.wordyAsk = m.has(setWordyAsk)
 	f.closure = allClosure && !f.question && !f.request && f.links == 0 && f.words <= 8
 	f.autoCats, f.autoScore, f.strongAuto = m.autoCats, m.autoScore, m.strongAuto
+	f.menu = keywordMenu(text)
+	if f.menu && !f.strongAuto {
+		f.autoCats |= catReminder
+		f.autoScore += 2
+		f.strongAuto = true
+	}
 	codeDigits := (f.autoCats&catCode != 0 || m.has(setCodeContext)) && hasCodeDigits(words)
 	if !f.strongAuto && codeDigits && m.has(setCodeContext) {
 		// "Use 604918 to sign in": a code and what it is for.
@@ -385,11 +436,57 @@ func analyze(text string) features {
 	return f
 }
 
+// keywordMenu reports whether text offers keyword replies the way a
+// template does: "Reply C to confirm", "Text 1 for refills", "reply YES or
+// NO", "Reply X to cancel" — a reply verb, then a short all-capitals or
+// all-digit keyword, then "to", "for", "or" or the end. People write
+// "reply to me" or "text me", never a capitalised keyword.
+func keywordMenu(text string) bool {
+	fields := strings.Fields(text)
+	for i := 0; i+1 < len(fields); i++ {
+		switch strings.ToLower(strings.Trim(fields[i], ".,:;!()\"'")) {
+		case "reply", "text", "txt", "respond", "send":
+		default:
+			continue
+		}
+		kw := strings.Trim(fields[i+1], ".,:;!()\"'")
+		if kw == "" || len(kw) > 6 || kw == "I" || kw == "A" {
+			continue
+		}
+		upper, digits := true, true
+		for _, r := range kw {
+			if !unicode.IsUpper(r) {
+				upper = false
+			}
+			if !unicode.IsDigit(r) {
+				digits = false
+			}
+		}
+		if !upper && !digits {
+			continue
+		}
+		if i+2 == len(fields) || strings.ContainsAny(fields[i+1], ".,;!") {
+			return true
+		}
+		switch strings.ToLower(strings.Trim(fields[i+2], ".,:;!()")) {
+		case "to", "for", "or", "if", "and":
+			return true
+		}
+	}
+	return false
+}
+
 // questionWithoutMark reports whether a sentence reads as a question
 // though it lacks "?": "are we still on for thursday", "what time works".
 func questionWithoutMark(w []string) bool {
 	for len(w) > 0 && leadIns[w[0]] {
 		w = w[1:]
+	}
+	if len(w) == 2 && w[0] == "how" {
+		switch w[1] {
+		case "much", "many", "long", "far", "come":
+			return true // "maybe! how much"
+		}
 	}
 	if len(w) < 3 {
 		return false
@@ -414,7 +511,7 @@ func questionWithoutMark(w []string) bool {
 var leadIns = map[string]bool{
 	"hey": true, "hi": true, "hello": true, "so": true, "ok": true, "okay": true, "oh": true, "btw": true,
 	"also": true, "and": true, "but": true, "um": true, "hmm": true, "quick": true, "question": true, "yo": true,
-	"wait": true, "sorry": true, "actually": true,
+	"wait": true, "sorry": true, "actually": true, "maybe": true, "possibly": true, "perhaps": true,
 }
 
 func isRhetorical(sentence []string) bool {

@@ -393,9 +393,13 @@ func (c *classifier) automated() (Decision, bool) {
 	// A sender that wrote one unmistakably automated text is a machine: its
 	// other texts need less evidence (the confirmation after a reminder).
 	proven := false
+	oneWay := true
 	for _, it := range c.items {
 		if !it.m.FromMe && it.f.strongAuto {
 			proven = true
+		}
+		if it.m.FromMe && !keywordReply(it) {
+			oneWay = false
 		}
 	}
 	for _, it := range c.items {
@@ -407,7 +411,14 @@ func (c *classifier) automated() (Decision, bool) {
 		if it.f.fraud {
 			fraud = true
 		}
-		auto := it.f.strongAuto || (!c.t.Known && it.f.autoScore >= 2) || (proven && (it.f.autoScore >= 1 || it.f.brand))
+		// Weak evidence counts for a sender not in the contacts when the
+		// text is not written in the first person (templates rarely say
+		// "I"); in a one-way thread (the owner wrote nothing, or only
+		// keyword replies) one piece of it is enough. A sender proven
+		// automated by a template (a STOP footer, a keyword menu, a code)
+		// is a machine for all its texts unless it is a saved contact.
+		weak := !it.f.personal && (it.f.autoScore >= 2 || oneWay && it.f.autoScore >= 1)
+		auto := it.f.strongAuto || (!c.t.Known && weak) || (proven && (!c.t.Known || it.f.autoScore >= 1 || it.f.brand))
 		if auto {
 			autoMsgs++
 			cats |= it.f.autoCats
@@ -448,6 +459,13 @@ func (c *classifier) automated() (Decision, bool) {
 		return c.decide(LowPriority, CodeAlert, 0.45), true
 	}
 	return c.decide(Skip, CodeAutomated, 0.02), true
+}
+
+// keywordReply reports whether an owner's message is a keyword answer to a
+// template ("C", "1", "STOP", "yes"): one word of at most four characters.
+// It makes no conversation: the thread stays one-way.
+func keywordReply(it item) bool {
+	return it.f.words == 1 && len(strings.TrimSpace(it.f.norm)) <= 4 && it.f.links == 0
 }
 
 // noPersonalAsk reports whether no inbound message of an unknown sender
@@ -509,6 +527,8 @@ func (c *classifier) conversation() Decision {
 		return c.ownerSpokeLast(lastMine)
 	}
 
+	// The reply opens with an answer word right after the owner's question.
+	answersMine := lastMine >= 0 && c.items[lastMine].f.question && run[0].f.answerLead
 	var asks []ask
 	var addressedAny, mentioned bool
 	for k := range run {
@@ -523,6 +543,11 @@ func (c *classifier) conversation() Decision {
 		}
 		isAsk := f.question || f.request || f.rsvp || f.social || (f.proposal && !c.group) || (f.urgent && addr)
 		if isAsk && f.closure {
+			isAsk = false
+		}
+		if isAsk && answersMine && f.question && !f.openQ && !f.youRef && !f.request && !f.rsvp && !f.social && !f.proposal {
+			// "yes!! they were in the fridge??" answering the owner's
+			// question: the mark is surprise, not a question to the owner.
 			isAsk = false
 		}
 		if isAsk && addr {
@@ -607,15 +632,18 @@ func (c *classifier) conversation() Decision {
 
 	last := run[len(run)-1]
 	lastAge := now.Sub(last.m.Time)
+	if d, ok := c.clarified(run, lastMine, content); ok {
+		return d
+	}
 	switch {
 	case !content:
 		c.because("ended with an acknowledgement (%q)", clip(last.m.Text, 30))
 		if r := c.theirReactionAfter(lastMine); r {
 			c.because("they reacted to your message")
 		}
-		return c.decide(Skip, CodeAcknowledged, 0.05)
+		return c.decide(LowPriority, CodeAcknowledged, 0.05)
 	case c.allAcked(run):
-		return c.decide(Skip, CodeAcknowledged, 0.08)
+		return c.decide(LowPriority, CodeAcknowledged, 0.08)
 	case c.group && !addressedAny:
 		c.because("group chatter not addressed to you")
 		return c.decide(LowPriority, CodeGroup, 0.2+0.1*recency(lastAge))
@@ -629,6 +657,32 @@ func (c *classifier) conversation() Decision {
 		c.because("new message without a question or request (%q)", clip(firstContent(run).m.Text, 40))
 		return c.decide(LowPriority, CodeNew, 0.25+0.15*recency(lastAge))
 	}
+}
+
+// clarified finds an ask of theirs that the owner answered only with a
+// question of their own ("want to split a cabin?" — "how much?" — "$140
+// each, book by sunday"): the details came back and the decision is now the
+// owner's, so the ask is open again.
+func (c *classifier) clarified(run []item, lastMine int, content bool) (Decision, bool) {
+	if !content || lastMine < 1 || c.group {
+		return Decision{}, false
+	}
+	mine, prev := c.items[lastMine], c.items[lastMine-1]
+	if !mine.f.question || mine.f.closure || prev.m.FromMe || prev.f.closure {
+		return Decision{}, false
+	}
+	if !(prev.f.question || prev.f.request || prev.f.proposal || prev.f.rsvp) {
+		return Decision{}, false
+	}
+	wait := c.opts.Now.Sub(run[0].m.Time)
+	if wait > c.opts.StaleAfter {
+		return Decision{}, false
+	}
+	c.because("you asked about %q and they answered: the decision is yours", clip(prev.m.Text, 40))
+	w := math.Min(1, math.Log1p(wait.Hours())/math.Log1p(48))
+	d := c.decide(NeedsReply, CodeAsk, 0.6+0.25*w+0.15*0.5)
+	d.Waiting, d.Pending = wait, []string{prev.m.ID, run[0].m.ID}
+	return d, true
 }
 
 // ownerSpokeLast handles threads whose last message is the owner's.
@@ -661,7 +715,9 @@ func (c *classifier) ownerSpokeLast(lastMine int) Decision {
 	if c.theirReactionAfter(lastMine) {
 		c.because("they reacted to your message")
 	}
-	return c.decide(Skip, CodeRepliedLast, 0.03)
+	// A finished human exchange is low_priority: the seed reserves skip
+	// for what is typically automated (docs/triage.md "Buckets").
+	return c.decide(LowPriority, CodeRepliedLast, 0.03)
 }
 
 // addressed reports whether an inbound message is addressed to the owner,
@@ -708,6 +764,11 @@ func (c *classifier) addressed(it *item, followsMine bool, lastMine int) (bool, 
 			}
 		}
 	}
+	if !toOther && atOwner(m.Text, c.names) {
+		// "@Alex can you…" naming nobody else in the group: the owner,
+		// whose name the thread does not list.
+		return true, "mention"
+	}
 	if toOther {
 		return false, "other"
 	}
@@ -718,6 +779,27 @@ func (c *classifier) addressed(it *item, followsMine bool, lastMine int) (bool, 
 		return true, "answer"
 	}
 	return false, ""
+}
+
+// atOwner reports whether text @-mentions a name that is none of the
+// other members' first names (names), which then can only be the owner.
+func atOwner(text string, names []string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '@' || (i > 0 && text[i-1] != ' ' && text[i-1] != '\n') {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && (text[j] >= 'a' && text[j] <= 'z' || text[j] >= 'A' && text[j] <= 'Z') {
+			j++
+		}
+		if j-i < 3 {
+			continue
+		}
+		if !slices.Contains(names, strings.ToLower(text[i+1:j])) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *classifier) cancelledLater(run []item, a ask) bool {
@@ -733,7 +815,7 @@ func (c *classifier) cancelledLater(run []item, a ask) bool {
 // after an information question (not a head count, which each member
 // answers for themselves).
 func (c *classifier) answeredByOther(run []item, a ask) bool {
-	if !a.it.f.collective {
+	if !a.it.f.collective || a.it.f.everyone {
 		return false
 	}
 	for _, it := range run[a.idx+1:] {

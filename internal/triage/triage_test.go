@@ -103,8 +103,8 @@ func TestClassifyCases(t *testing.T) {
 		code Code
 	}{
 		{"question", direct(now, "30", "them", "are you free tonight?"), NeedsReply, CodeAsk},
-		{"answered", direct(now, "30", "them", "are you free tonight?", "20", "me", "yes!"), Skip, CodeRepliedLast},
-		{"ack", direct(now, "30", "me", "see you at 7", "20", "them", "👍"), Skip, CodeAcknowledged},
+		{"answered", direct(now, "30", "them", "are you free tonight?", "20", "me", "yes!"), LowPriority, CodeRepliedLast},
+		{"ack", direct(now, "30", "me", "see you at 7", "20", "them", "👍"), LowPriority, CodeAcknowledged},
 		{"statement", direct(now, "30", "them", "just landed"), LowPriority, CodeNew},
 		{"stale question", direct(now, fmt.Sprint(8*24*60), "them", "did you sell the bike?"), LowPriority, CodeStale},
 		{"deferral", direct(now, "90", "them", "can you send the doc?", "80", "me", "let me check"), NeedsReply, CodeFollowUp},
@@ -162,8 +162,8 @@ func TestReactionRows(t *testing.T) {
 	th := direct(now, "60", "them", "can you bring ice tonight?")
 	th.Messages = append(th.Messages, Message{ID: "r", Time: now.Add(-50 * time.Minute), FromMe: true, Kind: model.MsgReaction,
 		Reaction: &model.Reaction{Target: "m0", Type: model.ReactLike}})
-	if d := Classify(&th, Options{Now: now}); d.Bucket != Skip {
-		t.Errorf("got %s (%v), want skip", d.Bucket, d.Reasons)
+	if d := Classify(&th, Options{Now: now}); d.Bucket != LowPriority || d.Code != CodeAcknowledged {
+		t.Errorf("got %s/%s (%v), want low_priority/acknowledged", d.Bucket, d.Code, d.Reasons)
 	}
 	// A removed reaction is no answer.
 	th.Messages[1].Reaction.Removed = true

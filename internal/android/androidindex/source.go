@@ -38,7 +38,10 @@ const Key = "android:sms-backup-restore"
 
 // watermarkVersion changes when the reader or the id scheme changes in a
 // way that must re-read every export.
-const watermarkVersion = 1
+//
+// 2: group MMS contact_name lists name every member, and the watermark
+// keeps the names of every export imported (Known).
+const watermarkVersion = 2
 
 // Source implements index.Source (and the index's ContactSource shape) over
 // a set of export files.
@@ -59,6 +62,7 @@ type Source struct {
 	mu       sync.Mutex
 	results  []FileResult
 	contacts map[string][]model.Contact // path → names from this process's Sync
+	known    []model.Contact            // every export's names, from this process's Sync (watermark.Known)
 
 	// readContacts is android.ReadContacts (replaced in tests).
 	readContacts func(ctx context.Context, path, region string) ([]model.Contact, error)
@@ -111,6 +115,12 @@ type watermark struct {
 	Region string              `json:"region"`
 	Owner  []string            `json:"owner,omitempty"`
 	Files  map[string]fileMark `json:"files"`
+	// Known are the names of every export imported so far, newest per
+	// number (up to maxStoredCards): a name learnt from one export
+	// survives a later import of an older or shorter one that shows the
+	// person as "(Unknown)", a raw number or not at all, and an export
+	// dropped from the configuration (docs/android.md "Contact names").
+	Known []model.Contact `json:"known,omitempty"`
 }
 
 func (s *Source) logger() *slog.Logger {
@@ -164,7 +174,17 @@ func (s *Source) Sync(ctx context.Context, req index.SyncRequest, w index.Writer
 	if prev.V != watermarkVersion || prev.Region != region || !slices.Equal(prev.Owner, owner) {
 		prev.Files = nil
 	}
+	if prev.V != watermarkVersion || prev.Region != region {
+		prev.Known = nil // keys depend on the region
+	}
 	next := watermark{V: watermarkVersion, Region: region, Owner: owner, Files: map[string]fileMark{}}
+	known := map[string]model.Contact{}
+	mergeCards(known, prev.Known)
+	defer func() {
+		s.mu.Lock()
+		s.known = next.Known
+		s.mu.Unlock()
+	}()
 	var results []FileResult
 	defer func() {
 		s.mu.Lock()
@@ -181,6 +201,7 @@ func (s *Source) Sync(ctx context.Context, req index.SyncRequest, w index.Writer
 			next.Files[p] = mark
 			if mark.Contacts != nil {
 				s.setContacts(p, mark.Contacts)
+				mergeCards(known, mark.Contacts)
 			}
 			fr := FileResult{Path: p, Unchanged: true, Incomplete: mark.Incomplete}
 			if mark.Incomplete {
@@ -209,6 +230,8 @@ func (s *Source) Sync(ctx context.Context, req index.SyncRequest, w index.Writer
 			cards = []model.Contact{}
 		}
 		s.setContacts(p, cards)
+		mergeCards(known, cards)
+		next.Known = knownCards(known)
 		mark := fileMark{FP: fp, Incomplete: fr.Incomplete}
 		if len(cards) <= maxStoredCards {
 			mark.Contacts = cards
@@ -218,7 +241,32 @@ func (s *Source) Sync(ctx context.Context, req index.SyncRequest, w index.Writer
 			return err
 		}
 	}
+	next.Known = knownCards(known)
 	return checkpoint(w, next)
+}
+
+// mergeCards adds cards to byID, the newest name (Modified) winning.
+func mergeCards(byID map[string]model.Contact, cards []model.Contact) {
+	for _, c := range cards {
+		if cur, ok := byID[c.ID]; !ok || c.Modified.After(cur.Modified) {
+			byID[c.ID] = c
+		}
+	}
+}
+
+// knownCards is byID sorted by id, or nil past maxStoredCards (the
+// watermark stays small; such a phone's names come from its configured
+// files only).
+func knownCards(byID map[string]model.Contact) []model.Contact {
+	if len(byID) > maxStoredCards {
+		return nil
+	}
+	out := make([]model.Contact, 0, len(byID))
+	for _, c := range byID {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b model.Contact) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 func (s *Source) setContacts(path string, cards []model.Contact) {
@@ -256,6 +304,9 @@ func (s *Source) Contacts(ctx context.Context) ([]model.Contact, error) {
 		return nil, err
 	}
 	byID := map[string]model.Contact{}
+	s.mu.Lock()
+	mergeCards(byID, s.known)
+	s.mu.Unlock()
 	for _, p := range paths {
 		s.mu.Lock()
 		cards, ok := s.contacts[p]
@@ -270,11 +321,7 @@ func (s *Source) Contacts(ctx context.Context) ([]model.Contact, error) {
 				return nil, err
 			}
 		}
-		for _, c := range cards {
-			if cur, ok := byID[c.ID]; !ok || c.Modified.After(cur.Modified) {
-				byID[c.ID] = c
-			}
-		}
+		mergeCards(byID, cards)
 	}
 	out := make([]model.Contact, 0, len(byID))
 	for _, c := range byID {

@@ -3,6 +3,7 @@ package androidindex
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -464,7 +465,7 @@ func TestContactsFromWatermark(t *testing.T) {
 	first := New([]string{full}, region)
 	mustSync(t, ix, first)
 	want := mustContacts(t, first)
-	if len(want) != 4 {
+	if len(want) != 6 { // four 1:1 names and two people named only by the group's list
 		t.Fatalf("%d cards", len(want))
 	}
 
@@ -496,7 +497,49 @@ func TestContactsFromWatermark(t *testing.T) {
 			t.Errorf("card %s missing from %v", w, ids(got))
 		}
 	}
-	if !slices.Contains(ids(got), "android:+12125550111=Carol") {
-		t.Errorf("overlap-a's Carol missing: %v", ids(got))
+	// overlap-a names her "Carol" in September; full.xml's group list
+	// names her "Carol Diaz" in November: the newest name wins.
+	if !slices.Contains(ids(got), "android:+12125550111=Carol Diaz") {
+		t.Errorf("Carol's newest name missing: %v", ids(got))
+	}
+}
+
+// TestOlderExportKeepsNames pins docs/android.md "Contact names": a name
+// the index learnt from one export survives a later import of another —
+// an older or shorter export where that person is "(Unknown)", a raw
+// number, or absent — whether the first file is still configured or not.
+func TestOlderExportKeepsNames(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		head := `<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>` + "\n<smses count=\"2\">\n"
+		if err := os.WriteFile(p, []byte(head+body+"</smses>\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := write("full.xml", `<sms address="+19255550127" date="1776913200000" type="1" body="practice moved" read="1" contact_name="Coach Dev Anand" />
+<sms address="+15035550133" date="1776913300000" type="1" body="call me" read="1" contact_name="Aunt Linda" />
+<sms address="+14155550188" date="1776913400000" type="1" body="only here" read="1" contact_name="Kofi Mensah" />
+`)
+	older := write("older.xml", `<sms address="(925) 555-0127" date="1770080400000" type="1" body="first practice" read="1" contact_name="(Unknown)" />
+<sms address="+15035550133" date="1770080500000" type="1" body="hi" read="1" contact_name="5035550133" />
+`)
+	names := func(cards []model.Contact) map[string]string {
+		out := map[string]string{}
+		for _, c := range cards {
+			out[c.ID] = c.FullName
+		}
+		return out
+	}
+	want := map[string]string{"android:+19255550127": "Coach Dev Anand", "android:+15035550133": "Aunt Linda", "android:+14155550188": "Kofi Mensah"}
+	for _, paths := range [][]string{{older}, {full, older}, {older, full}} {
+		ix := openIndex(t)
+		mustSync(t, ix, New([]string{full}, region))
+		src := New(paths, region)
+		mustSync(t, ix, src)
+		if got := names(mustContacts(t, src)); !maps.Equal(got, want) {
+			t.Errorf("full.xml, then %d file(s): names %v, want %v", len(paths), got, want)
+		}
 	}
 }
