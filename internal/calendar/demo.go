@@ -20,7 +20,9 @@ const DemoFile = "calendar.ics"
 func WriteDemo(dir string, now time.Time, loc *time.Location) (string, error) {
 	n := now.In(loc)
 	day := func(d int) time.Time { return time.Date(n.Year(), n.Month(), n.Day()+d, 0, 0, 0, 0, loc) }
-	at := func(d, h, m int) string { return day(d).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute).UTC().Format("20060102T150405Z") }
+	at := func(d, h, m int) string {
+		return day(d).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute).UTC().Format("20060102T150405Z")
+	}
 	date := func(d int) string { return day(d).Format("20060102") }
 	stamp := now.UTC().Format("20060102T150405Z")
 	// The standup is on Mondays at 09:30 UTC from four weeks back, one

@@ -158,7 +158,7 @@ func status(st *Store) func(context.Context) mcpserver.ServiceStatus {
 			case *ICS:
 				detail = v.Location()
 			}
-			s.Backends = append(s.Backends, mcpserver.BackendStatus{Name: b.Account(), Kind: b.Kind(), State: "configured", Detail: detail})
+			s.Backends = append(s.Backends, mcpserver.BackendStatus{Name: b.Account(), Kind: b.Kind(), State: "unknown", Detail: detail}) // not contacted here; Checks reach the backend
 		}
 		return s
 	}
