@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidings-mcp/tidings/internal/calendar"
 	"io"
 	"log/slog"
 	"os"
@@ -138,6 +139,14 @@ func serveDemo(ctx context.Context, env *ServeEnv) error {
 		env.Deps.Now = cfg.Now
 		made, clock = "for "+t.Format(time.RFC3339), "the server's clock is fixed at that moment so its storylines stay current"
 	}
+	// The demo calendar (events and to-dos around the demo's clock) is
+	// the only calendar source in demo mode: no account of the user's is
+	// reached (docs/tools.md, "Calendar").
+	ics, err := calendar.WriteDemo(dir, cfg.Now(), cfg.Location())
+	if err != nil {
+		return err
+	}
+	cfg.Calendar = config.Calendar{Files: []config.CalendarFile{{Name: "Demo", Path: ics}}}
 	counts, err := indexDemo(ctx, cfg, env.Logger)
 	if err != nil {
 		return fmt.Errorf("index the demo data: %w", err)

@@ -50,6 +50,19 @@ func checkDemoSession(t *testing.T, c *mcpClient, dataNow time.Time) {
 		t.Errorf("sources = %s", srcs)
 	}
 
+	// The demo's calendar file (events and to-dos) serves the calendar
+	// and reminder tools with no account configured.
+	cals := c.mustCall("calendars_list", nil)
+	if b := mustJSON(cals); !strings.Contains(b, `"path":"Demo/Demo"`) || !strings.Contains(b, `"read_only":true`) {
+		t.Errorf("calendars_list = %s, want the read-only Demo/Demo", b)
+	}
+	if b := mustJSON(c.mustCall("calendars_list_events", nil)); !strings.Contains(b, "Coffee with Maya") || !strings.Contains(b, "Team standup") {
+		t.Errorf("calendars_list_events (this week) = %s, want today's coffee and the standup", clip([]byte(b)))
+	}
+	if b := mustJSON(c.mustCall("reminders_list", nil)); !strings.Contains(b, "Renew passport") || strings.Contains(b, "Pay rent") {
+		t.Errorf("reminders_list = %s, want the open demo to-dos only", clip([]byte(b)))
+	}
+
 	story := lukasStory(t, dataNow)
 	lukas := story.With[0]
 	list := c.mustCall("list_conversations", map[string]any{"limit": 50})

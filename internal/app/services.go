@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/tidings-mcp/tidings/internal/calendar"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/system"
@@ -19,4 +20,6 @@ var Services = []mcpserver.ServiceFactory{
 	web.New,
 	weather.New,
 	maps.New,
+	calendar.New,
+	calendar.NewReminders,
 }
