@@ -149,7 +149,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	inProcess := fs.Bool("in-process", false, "run all phases in this process (memory figures then include every phase)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the index phase to this file (go tool pprof)")
 	searchProfile := fs.String("search-cpuprofile", "", "write a CPU profile of the search phase to this file (go tool pprof)")
-	client := fs.Bool("client", false, "measure tool calls as an MCP client sees them instead: index the demo with `tidings index`, run `tidings serve` as a subprocess and time search_messages, get_conversation_messages and review_messages over stdio")
+	client := fs.Bool("client", false, "measure tool calls as an MCP client sees them instead: index the demo with tidings index, run tidings serve as a subprocess and time search_messages, get_conversation_messages and review_messages over stdio")
 	calls := fs.Int("calls", 60, "with --client: timed calls per tool, after the warm-up")
 	clientProfile := fs.String("client-cpuprofile", "", "with --client: also run the calls against serve in this process and write a CPU profile of each tool's calls to FILE.<tool> (pprof label side=server marks the server)")
 	if help, err := parseFlags(fs, args); help || err != nil {

@@ -112,3 +112,27 @@ func TestNoArgumentsInATerminalPrintsNextSteps(t *testing.T) {
 		t.Errorf("outside a terminal: %v\n%s", err, out.String())
 	}
 }
+
+// doctor --open-settings opens the Full Disk Access pane with `open` and
+// that URL exactly (a recording `open` first on PATH stands in for macOS's),
+// and elsewhere says there is nothing to open.
+func TestDoctorOpenSettingsOpensTheFullDiskAccessPane(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(dir, "argv")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + record + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out bytes.Buffer
+	if err := openFullDiskAccessPane(context.Background(), "darwin", &out); err != nil {
+		t.Fatal(err)
+	}
+	argv, _ := os.ReadFile(record)
+	if string(argv) != fullDiskAccessPane+"\n" || !strings.Contains(out.String(), "Full Disk Access") {
+		t.Errorf("open got %q; said %q", argv, out.String())
+	}
+	if err := openFullDiskAccessPane(context.Background(), "linux", &out); err == nil || !strings.Contains(err.Error(), "macOS") {
+		t.Errorf("linux: err = %v", err)
+	}
+}

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
+	"strings"
+	"time"
 
 	"github.com/tidings-mcp/tidings/internal/app"
 	"github.com/tidings-mcp/tidings/internal/config"
@@ -63,12 +67,14 @@ func doctorServiceChecks(ctx context.Context, cfg *config.Config, logger *slog.L
 	return mcpserver.ServiceChecks(ctx, svcs)
 }
 
-const doctorUsage = `Usage: tidings doctor [--json] [flags]
+const doctorUsage = `Usage: tidings doctor [--json] [--open-settings] [flags]
 
 Checks what tidings serve would find with the same settings (flags,
 TIDINGS_* and config.toml): the message sources and contacts, their
 permissions, the index, the HTTP settings and the profile, and prints each
 problem with its fix. It changes nothing. Exit status 1 when a check fails.
+On macOS, --open-settings opens System Settings at Privacy & Security → Full
+Disk Access, where the binary named in the fix is granted.
 
 Flags:
 `
@@ -76,12 +82,16 @@ Flags:
 func runDoctor(ctx context.Context, m *Main, args []string) error {
 	fs := newFlagSet(m, "doctor", doctorUsage)
 	asJSON := fs.Bool("json", false, "print the results as JSON")
+	openSettings := fs.Bool("open-settings", false, "macOS: open System Settings at Full Disk Access")
 	loader := config.Bind(fs, "home", "http", "http-token-file", "profile", "imessage", "ios-backup", "android-xml", "contacts")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return usageError{err.Error()}
+	}
+	if *openSettings {
+		return openFullDiskAccessPane(ctx, runtime.GOOS, m.Stdout)
 	}
 	cfg, err := loader.Load(m.Getenv)
 	var results []mcpserver.CheckResult
@@ -265,4 +275,23 @@ func checkHTTP(_ context.Context, cfg *config.Config) []mcpserver.CheckResult {
 		r.Fix = "bind 127.0.0.1, or set TIDINGS_HTTP_TOKEN / --http-token-file"
 	}
 	return []mcpserver.CheckResult{r}
+}
+
+// fullDiskAccessPane is the System Settings URL of Privacy & Security →
+// Full Disk Access (macOS 13 and later accept it, as did System Preferences).
+const fullDiskAccessPane = "x-apple.systempreferences:com.apple.preference.security?Privacy_AllFiles"
+
+// openFullDiskAccessPane runs `open` with the pane's URL: argv, no shell,
+// bounded. Elsewhere it says there is nothing to open.
+func openFullDiskAccessPane(ctx context.Context, goos string, w io.Writer) error {
+	if goos != "darwin" {
+		return fmt.Errorf("--open-settings opens macOS System Settings; on %s, make sure the user running tidings can read its sources", goos)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "open", fullDiskAccessPane).CombinedOutput(); err != nil {
+		return fmt.Errorf("open System Settings: %v (%s); open it by hand: Privacy & Security → Full Disk Access", err, strings.TrimSpace(string(out)))
+	}
+	fmt.Fprintln(w, "Opened System Settings at Privacy & Security → Full Disk Access: add the tidings binary named by `tidings doctor`, then restart the app that runs it.")
+	return nil
 }
