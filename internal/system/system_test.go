@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"io/fs"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/mcpserver/mcptest"
 	"github.com/tidings-mcp/tidings/internal/system/tcc"
 )
 
@@ -51,39 +50,9 @@ func newTestService(t *testing.T, goos string, p tcc.Prober) (mcpserver.Service,
 	return svc, chat
 }
 
-// transports connects a real MCP client to srv over stdio (newline
-// JSON-RPC on pipes, mcpserver.ServeStdio) and over HTTP
-// (mcpserver.NewHTTPHandler on a loopback test server).
-func transports(t *testing.T, srv *mcpserver.Server) map[string]*mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	out := map[string]*mcp.ClientSession{}
-
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		mcpserver.ServeStdio(ctx, srv.SDK, inR, outW)
-		outW.Close()
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatalf("stdio connect: %v", err)
-	}
-	t.Cleanup(func() { cs.Close(); inW.Close(); <-done })
-	out["stdio"] = cs
-
-	hs := httptest.NewServer(mcpserver.NewHTTPHandler(srv.SDK, mcpserver.HTTPOptions{}))
-	t.Cleanup(hs.Close)
-	hc, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatalf("http connect: %v", err)
-	}
-	t.Cleanup(func() { hc.Close() })
-	out["http"] = hc
-	return out
-}
+// transports connects real clients over stdio and HTTP
+// (internal/mcpserver/mcptest).
+var transports = mcptest.Sessions
 
 // permissions_check through a real MCP client, over stdio and HTTP:
 // every peer's backends with their credential state (markup in a name

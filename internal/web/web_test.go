@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/mcpserver/mcptest"
 	"github.com/tidings-mcp/tidings/internal/netguard"
 	"github.com/tidings-mcp/tidings/internal/netguard/netguardtest"
 	"github.com/tidings-mcp/tidings/internal/policy/sanitize"
@@ -109,35 +108,9 @@ func (s *site) server(t testing.TB, allow ...string) *mcpserver.Server {
 	return srv
 }
 
-// transports connects a real MCP client to srv over stdio (ServeStdio on
-// pipes) and over HTTP (the /mcp handler on a loopback listener).
-func transports(t *testing.T, srv *mcpserver.Server) map[string]*mcp.ClientSession {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- mcpserver.ServeStdio(ctx, srv.SDK, inR, outW) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	stdio, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(mcpserver.NewHTTPHandler(srv.SDK, mcpserver.HTTPOptions{}))
-	web, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		web.Close()
-		ts.Close()
-		stdio.Close()
-		inW.Close()
-		<-done
-	})
-	return map[string]*mcp.ClientSession{"stdio": stdio, "http": web}
-}
+// transports connects real clients over stdio and HTTP
+// (internal/mcpserver/mcptest).
+var transports = mcptest.Sessions
 
 type result struct {
 	isError bool
