@@ -217,6 +217,7 @@ var getConversationMessages = Define(Tool{
 func wrapMessage(m service.Message) service.Message {
 	m.Text = wrapBody(m.Text)
 	m.Subject = wrapBody(m.Subject)
+	m.Transcript = wrapBody(m.Transcript)
 	if m.Edits != nil {
 		edits := make([]service.Edit, len(m.Edits))
 		for i, e := range m.Edits {
@@ -367,6 +368,7 @@ func wrapHits(res *service.SearchResult) {
 		h := &res.Hits[i]
 		h.Text = wrapBody(h.Text)
 		h.Snippet = wrapBody(h.Snippet)
+		h.Transcript = wrapBody(h.Transcript)
 		for j := range h.Before {
 			h.Before[j].Text = wrapBody(h.Before[j].Text)
 		}

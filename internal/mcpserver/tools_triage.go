@@ -68,6 +68,7 @@ func wrapReview(rv *service.Review) {
 			t.LastText = wrapBody(t.LastText)
 			for j := range t.Context {
 				t.Context[j].Text = wrapBody(t.Context[j].Text)
+				t.Context[j].Transcript = wrapBody(t.Context[j].Transcript)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tidings-mcp/tidings/internal/imageview"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,11 @@ type Message struct {
 	Subject string `json:"subject,omitempty"`
 	// TextTruncated is set when Text was cut to MaxBodyRunes.
 	TextTruncated bool `json:"text_truncated,omitempty"`
+	// Transcript is Apple's transcription of a voice note (a body:
+	// redacted, wrapped by the MCP layer); TranscriptNote says when an
+	// audio message has none (docs/tools.md).
+	Transcript     string `json:"transcript,omitempty"`
+	TranscriptNote string `json:"transcript_note,omitempty"`
 	// ReplyTo is the id of the message this one answers inline.
 	ReplyTo   string     `json:"reply_to,omitempty"`
 	Reactions []Reaction `json:"reactions,omitempty"`
@@ -422,6 +428,7 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		out.Edits = append(out.Edits, Edit{Time: s.ts(e.Time), Text: txt})
 	}
 	out.Attachments = attachmentsOf(m.Attachments)
+	out.Transcript, out.TranscriptNote = s.transcript(m.Runs, m.Attachments)
 	if m.FromMe && m.Error != 0 {
 		out.SendError = &SendError{Code: m.Error, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(m.Error) + ")"}
 	}
@@ -433,6 +440,41 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		out.GroupEvent = ge
 	}
 	return out
+}
+
+// transcript returns a voice note's transcript (Apple's
+// IMAudioTranscription on the audio attachment's run, stored with the
+// message's runs by the index) as a redacted, capped body, or, for a
+// message with audio but no transcript, the note saying so.
+func (s *Service) transcript(runs []model.Run, as []index.Attachment) (text, note string) {
+	var parts []string
+	for _, r := range runs {
+		if r.Transcription != "" {
+			parts = append(parts, r.Transcription)
+		}
+	}
+	if len(parts) > 0 {
+		text, _ = s.body(strings.Join(parts, "\n"), nil)
+		return text, ""
+	}
+	for _, a := range as {
+		if isAudio(a) {
+			return "", "no transcript"
+		}
+	}
+	return "", ""
+}
+
+// isAudio reports an audio attachment (a voice note or an audio file).
+func isAudio(a index.Attachment) bool {
+	if strings.HasPrefix(strings.ToLower(a.MimeType), "audio/") {
+		return true
+	}
+	switch strings.ToLower(path.Ext(a.Filename)) {
+	case ".caf", ".m4a", ".amr", ".mp3", ".aac", ".wav", ".opus", ".ogg":
+		return true
+	}
+	return false
 }
 
 // body redacts and sanitises a message body and caps its length.

@@ -234,7 +234,11 @@ func (s *Service) reviewThread(e triage.Entry, raw rawMessages) ReviewThread {
 	rt.ChatID, rt.Label, rt.ContactName, rt.DisplayName = output.Name(e.ChatID), output.Name(e.Label), output.Name(e.ContactName), output.Name(e.DisplayName)
 	rt.LastTime, rt.Context, rt.Reasons = s.ts(e.LastTime), []ReviewContext{}, []string{}
 	for _, c := range e.Context {
-		rt.Context = append(rt.Context, ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)})
+		rc := ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)}
+		if m, ok := raw.byID[c.ID]; ok {
+			rc.Transcript, rc.TranscriptNote = s.transcript(m.Runs, m.Attachments)
+		}
+		rt.Context = append(rt.Context, rc)
 	}
 	if n := len(rt.Context); n > 0 {
 		rt.LastText = rt.Context[n-1].Text

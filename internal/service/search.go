@@ -62,6 +62,9 @@ type SearchHit struct {
 	// marked **like this**; absent when Text is short.
 	Snippet       string `json:"snippet,omitempty"`
 	TextTruncated bool   `json:"text_truncated,omitempty"`
+	// Transcript and TranscriptNote are as in Message (voice notes).
+	Transcript     string `json:"transcript,omitempty"`
+	TranscriptNote string `json:"transcript_note,omitempty"`
 	// Attachments are the hit's attachments; viewable ones can be shown
 	// with get_attachment.
 	Attachments []Attachment `json:"attachments,omitempty"`
@@ -272,6 +275,7 @@ func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts
 		out.SenderHandle = output.Name(h.Sender)
 		out.Sender = output.Name(cmpOr(s.nameOf(h.Sender, h.SenderName, book), h.Sender, "unknown"))
 	}
+	out.Transcript, out.TranscriptNote = s.transcript(h.Runs, h.Attachments)
 	full := s.out.Body(h.Text, h.Runs) // one-time codes masked as in history
 	out.Text, out.TextTruncated = capRunes(full, snippetThreshold*4)
 	if utf8.RuneCountInString(full) > snippetThreshold {

@@ -1,0 +1,87 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidings-mcp/tidings/internal/service/servicetest"
+)
+
+// voiceOut is a message or hit as far as voice notes, read state and send
+// state go (docs/tools.md).
+type voiceOut struct {
+	ID             string `json:"id"`
+	MessageID      string `json:"message_id"`
+	Text           string `json:"text"`
+	Transcript     string `json:"transcript"`
+	TranscriptNote string `json:"transcript_note"`
+	IsRead         *bool  `json:"is_read"`
+	FromMe         bool   `json:"from_me"`
+	TS             string `json:"ts"`
+	SendError      *struct {
+		Code int    `json:"code"`
+		Note string `json:"note"`
+	} `json:"send_error"`
+}
+
+func (v voiceOut) id() string { return v.ID + v.MessageID }
+
+// TestVoiceNoteTranscriptsReachTheModel: Apple's transcript of a voice
+// note is a wrapped field of the message in history and in search hits, is
+// found by search, and audio without one says so.
+func TestVoiceNoteTranscriptsReachTheModel(t *testing.T) {
+	env := servicetest.Demo(t, demoMessages, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	st := story(t, env, "mom-voice")
+	voice, silent := storyMessage(t, st, "voice").GUID, storyMessage(t, st, "voice2").GUID
+
+	var pg struct {
+		Messages []voiceOut `json:"messages"`
+	}
+	ok(t, cs, "get_conversation_messages", map[string]any{"chat": "Mom", "limit": 200}, &pg)
+	found := map[string]voiceOut{}
+	for _, m := range pg.Messages {
+		found[m.id()] = m
+	}
+	v, ok1 := found[voice]
+	if !ok1 || !strings.Contains(checkWrapped(t, "transcript", v.Transcript), "lemon tart") || v.TranscriptNote != "" {
+		t.Errorf("voice note in history = %+v", v)
+	}
+	if s, ok2 := found[silent]; !ok2 || s.Transcript != "" || s.TranscriptNote != "no transcript" {
+		t.Errorf("voice note without a transcript = %+v", s)
+	}
+
+	var sr struct {
+		Hits []voiceOut `json:"hits"`
+	}
+	ok(t, cs, "search_messages", map[string]any{"query": "lemon tart Aunt Carol", "mode": "fulltext"}, &sr)
+	if len(sr.Hits) == 0 || sr.Hits[0].id() != voice || !strings.Contains(checkWrapped(t, "hit transcript", sr.Hits[0].Transcript), "Aunt Carol") {
+		t.Errorf("search for the transcript = %+v", sr.Hits)
+	}
+}
+
+// TestVoiceNoteTranscriptInReview: review_messages' context carries the
+// transcript too, wrapped.
+func TestVoiceNoteTranscriptInReview(t *testing.T) {
+	env := servicetest.Demo(t, demoMessages, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	voice := storyMessage(t, story(t, env, "mom-voice"), "voice").GUID
+	var rv struct {
+		NeedsReply  []struct{ Context []voiceOut } `json:"needs_reply"`
+		LowPriority []struct{ Context []voiceOut } `json:"low_priority"`
+	}
+	ok(t, cs, "review_messages", map[string]any{"days": 7}, &rv)
+	var got *voiceOut
+	for _, l := range [][]struct{ Context []voiceOut }{rv.NeedsReply, rv.LowPriority} {
+		for _, th := range l {
+			for i, c := range th.Context {
+				if c.ID == voice {
+					got = &th.Context[i]
+				}
+			}
+		}
+	}
+	if got == nil || !strings.Contains(checkWrapped(t, "review transcript", got.Transcript), "lemon tart") {
+		t.Errorf("voice note in review = %+v", got)
+	}
+}
