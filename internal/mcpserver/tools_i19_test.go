@@ -85,3 +85,77 @@ func TestVoiceNoteTranscriptInReview(t *testing.T) {
 		t.Errorf("voice note in review = %+v", got)
 	}
 }
+
+// TestUnreadIsExact: is_read is on every incoming message and on no
+// outgoing one; unread_only keeps exactly the demo's unread messages
+// (history), the conversations holding them (list_conversations) and the
+// threads holding them (review_messages).
+func TestUnreadIsExact(t *testing.T) {
+	env := servicetest.Demo(t, demoMessages, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	guid := func(st, key string) string { return storyMessage(t, story(t, env, st), key).GUID }
+
+	var all struct {
+		Messages []voiceOut `json:"messages"`
+	}
+	ok(t, cs, "get_conversation_messages", map[string]any{"chat": "Mom", "limit": 200}, &all)
+	for _, m := range all.Messages {
+		if m.FromMe != (m.IsRead == nil) {
+			t.Errorf("message %s (from_me %v): is_read %v", m.ID, m.FromMe, m.IsRead)
+		}
+	}
+	var un struct {
+		Messages []voiceOut `json:"messages"`
+		More     bool       `json:"more"`
+	}
+	ok(t, cs, "get_conversation_messages", map[string]any{"chat": "Mom", "unread_only": true}, &un)
+	var got []string
+	for _, m := range un.Messages {
+		got = append(got, m.ID)
+		if m.IsRead == nil || *m.IsRead {
+			t.Errorf("unread_only returned %+v", m)
+		}
+	}
+	if want := []string{guid("mom-voice", "voice"), guid("mom-questions", "call")}; strings.Join(got, ",") != strings.Join(want, ",") || un.More {
+		t.Errorf("Mom's unread messages = %v (more %v), want %v", got, un.More, want)
+	}
+
+	var l struct {
+		Conversations []struct {
+			Label       string `json:"label"`
+			UnreadCount int    `json:"unread_count"`
+		} `json:"conversations"`
+	}
+	ok(t, cs, "list_conversations", map[string]any{"unread_only": true}, &l)
+	counts := map[string]int{}
+	for _, c := range l.Conversations {
+		counts[c.Label] = c.UnreadCount
+	}
+	want := map[string]int{"Linda Morgan": 2, "Marcus Webb": 1, "Priya Shah": 1}
+	for label, n := range want {
+		if counts[label] != n {
+			t.Errorf("unread %s = %d, want %d (all: %v)", label, counts[label], n, counts)
+		}
+	}
+	if len(counts) != 4 { // and the verification code's sender
+		t.Errorf("conversations with unread messages: %v", counts)
+	}
+
+	var rv struct {
+		NeedsReply  []struct{ Label string } `json:"needs_reply"`
+		LowPriority []struct{ Label string } `json:"low_priority"`
+		SkipSummary []struct{ Label string } `json:"skip_summary"`
+	}
+	ok(t, cs, "review_messages", map[string]any{"days": 7, "unread_only": true}, &rv)
+	n := len(rv.NeedsReply) + len(rv.LowPriority) + len(rv.SkipSummary)
+	for _, l := range [][]struct{ Label string }{rv.NeedsReply, rv.LowPriority, rv.SkipSummary} {
+		for _, th := range l {
+			if _, ok := counts[th.Label]; !ok {
+				t.Errorf("review unread_only lists %q, which has nothing unread", th.Label)
+			}
+		}
+	}
+	if n != len(counts) {
+		t.Errorf("review unread_only lists %d threads, want %d", n, len(counts))
+	}
+}

@@ -58,10 +58,11 @@ func wrapBody(s string) string {
 
 // ListConversationsInput is list_conversations' argument object.
 type ListConversationsInput struct {
-	Limit  coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 20)"`
-	Days   coerce.Number `json:"days,omitzero" jsonschema:"active in the last N days, at most 90 (default 90)"`
-	Query  string        `json:"query,omitempty" jsonschema:"keep conversations whose name, chat id or a participant's handle contains this"`
-	Cursor string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
+	Limit      coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 20)"`
+	Days       coerce.Number `json:"days,omitzero" jsonschema:"active in the last N days, at most 90 (default 90)"`
+	Query      string        `json:"query,omitempty" jsonschema:"keep conversations whose name, chat id or a participant's handle contains this"`
+	UnreadOnly bool          `json:"unread_only,omitempty" jsonschema:"only those with unread messages (adds unread_count)"`
+	Cursor     string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
 }
 
 // ListConversationsOutput is list_conversations' result.
@@ -103,7 +104,7 @@ var listConversations = Define(Tool{
 		if err != nil {
 			return nil, ListConversationsOutput{}, err
 		}
-		l, err := svc.ListConversations(ctx, service.ListParams{Limit: limit, Offset: offset, Days: days, Query: in.Query})
+		l, err := svc.ListConversations(ctx, service.ListParams{Limit: limit, Offset: offset, Days: days, Query: in.Query, UnreadOnly: in.UnreadOnly})
 		if err != nil {
 			return nil, ListConversationsOutput{}, err
 		}
@@ -141,6 +142,9 @@ type GetMessagesInput struct {
 	Chat            string        `json:"chat,omitempty" jsonschema:"a contact name, phone number, e-mail address or chat id"`
 	Limit           coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 50)"`
 	BeforeTimestamp string        `json:"before_timestamp,omitempty" jsonschema:"RFC 3339 time: only messages before it"`
+	DateFrom        string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or time, inclusive"`
+	DateTo          string        `json:"date_to,omitempty" jsonschema:"ISO-8601 date (whole day) or time, inclusive"`
+	UnreadOnly      bool          `json:"unread_only,omitempty" jsonschema:"only unread incoming messages"`
 	Cursor          string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous page"`
 }
 
@@ -179,7 +183,8 @@ var getConversationMessages = Define(Tool{
 				return nil, GetMessagesOutput{}, err
 			}
 		}
-		pg, err := svc.Messages(ctx, service.MessagesParams{ConversationID: in.ConversationID, Chat: in.Chat, Limit: limit, Before: before, Cursor: in.Cursor})
+		pg, err := svc.Messages(ctx, service.MessagesParams{ConversationID: in.ConversationID, Chat: in.Chat, Limit: limit, Before: before, Cursor: in.Cursor,
+			DateFrom: in.DateFrom, DateTo: in.DateTo, UnreadOnly: in.UnreadOnly})
 		if err != nil {
 			return nil, GetMessagesOutput{}, err
 		}

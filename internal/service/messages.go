@@ -61,6 +61,10 @@ type Message struct {
 	Detail     string      `json:"detail,omitempty"`
 	// ReadAt is when the recipient read an outgoing message, if known.
 	ReadAt time.Time `json:"read_at,omitzero"`
+	// IsRead is the owner's read state of an incoming message (chat.db
+	// is_read, Android read); always present on incoming messages, absent
+	// on the owner's own and on group events.
+	IsRead *bool `json:"is_read,omitempty"`
 }
 
 // Reaction is a current tapback (removed ones are gone).
@@ -143,6 +147,22 @@ type MessagesParams struct {
 	// while older messages exist, is an error saying so — never an empty
 	// page — and More stays true when older messages exist outside it.
 	WindowDays float64
+	// UnreadOnly keeps the incoming messages not read yet (pages still
+	// hold up to Limit of them: older pages are read until they do).
+	UnreadOnly bool
+	// DateFrom and DateTo are explicit ISO-8601 bounds, both inclusive; a
+	// date-only value is a day in the user's zone (dateRange).
+	DateFrom, DateTo string
+}
+
+// maxFilteredReads bounds how many index pages one filtered page
+// (UnreadOnly) reads before it returns what it has with a cursor.
+const maxFilteredReads = 40
+
+// incoming reports a message someone else sent (not a group event): the
+// messages that have a read state.
+func incoming(m index.Message) bool {
+	return !m.FromMe && m.Kind != model.MsgGroupEvent && m.Kind != model.MsgReaction
 }
 
 // MessagePage is get_conversation_messages' result: the newest Limit
@@ -197,6 +217,13 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	} else if !prm.Before.IsZero() {
 		cur.T = prm.Before.UnixMilli() - 1 // strictly before: everything at or before T-1 ms
 	}
+	dateFrom, dateTo, err := s.dateRange(prm.DateFrom, prm.DateTo)
+	if err != nil {
+		return MessagePage{}, err
+	}
+	if !dateTo.IsZero() && (cur.T == 0 || cur.T > dateTo.UnixMilli()-1) {
+		cur = pageCursor{T: dateTo.UnixMilli() - 1} // dateTo is exclusive
+	}
 	var floor time.Time // the read window's start; zero = none
 	if prm.WindowDays > 0 {
 		floor = s.now().Add(-time.Duration(prm.WindowDays * float64(24*time.Hour)))
@@ -215,11 +242,42 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	for _, c := range t.convs {
 		page.Conversations = append(page.Conversations, s.ref(c, book))
 	}
-	msgs, more, oldest, err := s.merged(ctx, t.convs, cur, limit, floor, newAuthors(p))
-	if err != nil {
-		return MessagePage{}, err
+	since := floor
+	if dateFrom.After(since) {
+		since = dateFrom
 	}
-	if !floor.IsZero() && !more {
+	var keep func(index.Message) bool
+	if prm.UnreadOnly {
+		keep = func(m index.Message) bool { return incoming(m) && !m.IsRead }
+	}
+	var msgs []index.Message
+	var more bool
+	var oldest time.Time
+	for c, reads := cur, 1; ; reads++ {
+		batch, m, old, err := s.merged(ctx, t.convs, c, limit-len(msgs), since, newAuthors(p), keep)
+		if err != nil {
+			return MessagePage{}, err
+		}
+		msgs, more = append(batch, msgs...), m
+		if !old.IsZero() {
+			oldest = old
+		}
+		if keep == nil || !more || len(msgs) >= limit || old.IsZero() || reads == maxFilteredReads {
+			break
+		}
+		// Continue before the oldest message read; the ones kept at that
+		// instant are skipped (the others are read and left out again).
+		c = pageCursor{T: old.UnixMilli()}
+		for _, x := range batch {
+			if x.Time.UnixMilli() == c.T {
+				c.Skip = append(c.Skip, x.ID)
+			}
+		}
+		if len(c.Skip) > maxSkip {
+			break
+		}
+	}
+	if !floor.IsZero() && !more && since.Equal(floor) {
 		older, err := s.olderThan(ctx, t.convs, floor)
 		if err != nil {
 			return MessagePage{}, err
@@ -335,7 +393,10 @@ const maxSkip = 250
 // A blocked person's messages (authors) are left out before the page is
 // cut, so they never take a place on it; oldest is the time of the oldest
 // message read, shown or not, for a page on which nothing could be shown.
-func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time, a *authors) ([]index.Message, bool, time.Time, error) {
+//
+// only, when set, is a further filter (unread_only) applied like the
+// authors' one.
+func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time, a *authors, only func(index.Message) bool) ([]index.Message, bool, time.Time, error) {
 	var all []index.Message
 	var oldest time.Time
 	more := false
@@ -353,7 +414,7 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 			if oldest.IsZero() || m.Time.Before(oldest) {
 				oldest = m.Time
 			}
-			if m, ok := a.visible(m); ok {
+			if m, ok := a.visible(m); ok && (only == nil || only(m)) {
 				all = append(all, m)
 			}
 		}
@@ -409,6 +470,10 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 	} else {
 		out.SenderHandle = output.Name(m.Sender)
 		out.Sender = output.Name(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
+	}
+	if incoming(m) {
+		read := m.IsRead
+		out.IsRead = &read
 	}
 	out.Text, out.TextTruncated = s.body(m.Text, m.Runs)
 	out.Subject = s.out.Line(m.Subject)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ type ReviewParams struct {
 	Days float64
 	// Context is the number of context messages per thread (0: 5).
 	Context int
+	// UnreadOnly reviews only the threads with an unread incoming message
+	// in the window.
+	UnreadOnly bool
 }
 
 // The review's types are triage's (internal/triage): the service returns
@@ -76,7 +80,7 @@ func (s *Service) Review(ctx context.Context, prm ReviewParams) (Review, error) 
 	}
 	now := s.now()
 	since := now.Add(-time.Duration(days * float64(24*time.Hour)))
-	threads, raw, complete, err := s.recentThreads(ctx, p, since, now)
+	threads, raw, complete, err := s.recentThreads(ctx, p, since, now, prm.UnreadOnly)
 	if err != nil {
 		return Review{}, err
 	}
@@ -110,7 +114,10 @@ type rawMessages struct {
 // conversation with a message in [since, now], with up to
 // reviewContextBefore earlier messages. One thread per chat id (a person's
 // SMS and iMessage threads are one conversation to them).
-func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, now time.Time) ([]triage.Thread, rawMessages, bool, error) {
+//
+// unreadOnly keeps the threads with an unread incoming message in the
+// window.
+func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, now time.Time, unreadOnly bool) ([]triage.Thread, rawMessages, bool, error) {
 	raw := rawMessages{byID: map[string]index.Message{}, convOf: map[string]string{}}
 	w, err := s.ix.MessagesInWindow(ctx, index.WindowQuery{Since: since, Until: now.Add(time.Millisecond), Limit: reviewMaxMessages})
 	if err != nil {
@@ -159,6 +166,9 @@ func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, no
 	}
 	var threads []triage.Thread
 	for chatID, g := range groups {
+		if unreadOnly && !slices.ContainsFunc(g.msgs, func(m index.Message) bool { return incoming(m) && !m.IsRead }) {
+			continue
+		}
 		// Context before the window, from every conversation of the chat.
 		seen := map[string]bool{}
 		for _, m := range g.msgs {
