@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
 )
@@ -157,5 +159,104 @@ func TestUnreadIsExact(t *testing.T) {
 	}
 	if n != len(counts) {
 		t.Errorf("review unread_only lists %d threads, want %d", n, len(counts))
+	}
+}
+
+// TestExplicitDatesAreExact: date_from/date_to keep exactly the messages
+// in range — bounds inclusive to the millisecond, a date-only value a day
+// in the user's zone (PST in the demo, not the clock's UTC), a date-only
+// date_to the whole day — in history and in search; bad values and a
+// reversed range are one-sentence errors naming the parameter.
+func TestExplicitDatesAreExact(t *testing.T) {
+	env := servicetest.Demo(t, demoMessages, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	all := readAll(t, cs, map[string]any{"chat": "Mom"}, 200)
+	mom := story(t, env, "mom-questions")
+	pkg, scarf := storyMessage(t, mom, "package").Time, storyMessage(t, mom, "scarf").Time // Nov 21 19:00 and 21:15 PST
+	between := func(from, to time.Time) []string {
+		var ids []string
+		for _, m := range all {
+			if !m.Time.Before(from) && !m.Time.After(to) {
+				ids = append(ids, m.ID)
+			}
+		}
+		return ids
+	}
+	day := func(y, m, d int) time.Time { return time.Date(y, time.Month(m), d, 0, 0, 0, 0, servicetest.Zone) }
+	ms := time.Millisecond
+	tests := []struct {
+		name     string
+		from, to string
+		want     []string
+	}{
+		{"date-only values are whole days in the user's zone", "2026-11-21", "2026-11-21", between(day(2026, 11, 21), day(2026, 11, 22).Add(-ms))},
+		{"bounds at a message's instant include it", pkg.Format(time.RFC3339Nano), scarf.Format(time.RFC3339Nano), between(pkg, scarf)},
+		{"a millisecond past either end leaves it out", pkg.Add(ms).Format(time.RFC3339Nano), scarf.Add(-ms).Format(time.RFC3339Nano), between(pkg.Add(ms), scarf.Add(-ms))},
+		{"only date_to", "", "2026-11-09", between(time.Time{}, day(2026, 11, 10).Add(-ms))},
+		{"only date_from", "2026-11-29", "", between(day(2026, 11, 29), day(2100, 1, 1))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"chat": "Mom", "limit": 200}
+			if tc.from != "" {
+				args["date_from"] = tc.from
+			}
+			if tc.to != "" {
+				args["date_to"] = tc.to
+			}
+			var got []string
+			for _, m := range readAll(t, cs, args, 200) {
+				got = append(got, m.ID)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("got %d messages %v, want %d %v", len(got), got, len(tc.want), tc.want)
+			}
+		})
+	}
+	if n := len(between(pkg, scarf)); n != 2 {
+		t.Fatalf("the fixture has %d messages from the package question to the scarf answer, want those two", n)
+	}
+	if inDay := between(day(2026, 11, 21), day(2026, 11, 22).Add(-ms)); !slices.Contains(inDay, storyMessage(t, mom, "scarf").GUID) {
+		t.Fatal("the fixture no longer has a late-evening message on 2026-11-21 (PST), which UTC would put on the 22nd")
+	}
+
+	// search_messages: the transcript of the 24th's voice note is found
+	// with that day, not with the day before.
+	voice := storyMessage(t, story(t, env, "mom-voice"), "voice").GUID
+	for _, tc := range []struct {
+		from, to string
+		found    bool
+	}{{"2026-11-24", "2026-11-24", true}, {"2026-11-23", "2026-11-23", false}, {"2026-11-24T12:15:00-08:00", "2026-11-24T12:15:00-08:00", true},
+		{"2026-11-24T12:15:00.001-08:00", "", false}, {"", "2026-11-24T12:14:59.999-08:00", false}} {
+		var sr struct {
+			Hits []voiceOut `json:"hits"`
+		}
+		ok(t, cs, "search_messages", map[string]any{"query": "lemon tart Aunt Carol", "mode": "fulltext", "date_from": tc.from, "date_to": tc.to}, &sr)
+		found := slices.ContainsFunc(sr.Hits, func(h voiceOut) bool { return h.MessageID == voice })
+		for _, h := range sr.Hits {
+			ts, _ := time.Parse(time.RFC3339, h.TS)
+			if tc.from != "" && ts.Before(day(2026, 11, 24)) || tc.to == "2026-11-23" {
+				t.Errorf("%s..%s: hit at %s", tc.from, tc.to, h.TS)
+			}
+		}
+		if found != tc.found {
+			t.Errorf("search %s..%s: voice note found %v, want %v", tc.from, tc.to, found, tc.found)
+		}
+	}
+
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"get_conversation_messages", map[string]any{"chat": "Mom", "date_from": "yesterday"}, "date_from must be an ISO-8601 date"},
+		{"get_conversation_messages", map[string]any{"chat": "Mom", "date_to": "2026-13-01"}, "date_to must be an ISO-8601 date"},
+		{"get_conversation_messages", map[string]any{"chat": "Mom", "date_from": "2026-11-25", "date_to": "2026-11-24"}, "date_from must not be after date_to"},
+		{"search_messages", map[string]any{"query": "tart", "date_to": "soon"}, "date_to must be an ISO-8601 date"},
+		{"search_messages", map[string]any{"query": "tart", "date_from": "2026-11-25T09:00:00Z", "date_to": "2026-11-24"}, "date_from must not be after date_to"},
+	} {
+		if msg := failsWith(t, cs, tc.tool, tc.args, tc.want); strings.Contains(msg, "\n") {
+			t.Errorf("multi-line error %q", msg)
+		}
 	}
 }

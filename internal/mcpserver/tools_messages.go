@@ -276,6 +276,8 @@ type SearchMessagesInput struct {
 	Limit          coerce.Number `json:"limit,omitzero" jsonschema:"1-100 (default 10)"`
 	Mode           string        `json:"mode,omitempty" jsonschema:"default hybrid"`
 	Days           coerce.Number `json:"days,omitzero" jsonschema:"only the last N days, at most 3650"`
+	DateFrom       string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or time, inclusive"`
+	DateTo         string        `json:"date_to,omitempty" jsonschema:"ISO-8601 date (whole day) or time, inclusive"`
 	FromMe         *bool         `json:"from_me,omitempty" jsonschema:"true: only the user's messages; false: only others'"`
 	Context        coerce.Number `json:"context,omitzero" jsonschema:"neighbouring messages per hit, 0-5 (default 0)"`
 	Cursor         string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
@@ -336,7 +338,7 @@ var searchMessages = Define(Tool{
 			return nil, SearchMessagesOutput{}, err
 		}
 		prm := service.SearchParams{Query: in.Query, Mode: in.Mode, ConversationID: in.ConversationID, Contact: in.Contact,
-			Days: days, FromMe: in.FromMe, Limit: limit, Context: nctx, Cursor: in.Cursor}
+			Days: days, DateFrom: in.DateFrom, DateTo: in.DateTo, FromMe: in.FromMe, Limit: limit, Context: nctx, Cursor: in.Cursor}
 		res, err := svc.Search(ctx, prm)
 		if err != nil {
 			return nil, SearchMessagesOutput{}, err

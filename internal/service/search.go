@@ -27,6 +27,10 @@ type SearchParams struct {
 	Contact        string
 	// Days restricts to the last Days days (0: no limit).
 	Days float64
+	// DateFrom and DateTo are explicit ISO-8601 bounds, both inclusive
+	// (a date-only value is a day in the user's zone; dateRange), applied
+	// with Days and any dates the query's words name.
+	DateFrom, DateTo string
 	// FromMe keeps only my messages (true) or only others' (false).
 	FromMe *bool
 	// Limit is the page size (default 10, at most MaxSearchLimit).
@@ -130,6 +134,14 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 	if prm.Days > 0 {
 		q.Since = s.now().Add(-time.Duration(prm.Days * float64(24*time.Hour)))
 	}
+	from, until, err := s.dateRange(prm.DateFrom, prm.DateTo)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	if from.After(q.Since) {
+		q.Since = from
+	}
+	q.Until = until
 	book, err := s.contactBook(ctx)
 	if err != nil {
 		return SearchResult{}, err
