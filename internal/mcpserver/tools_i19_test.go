@@ -260,3 +260,79 @@ func TestExplicitDatesAreExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchHitsCarrySendAndReadState: a failed send reads differently in
+// search hits too (send_error), and incoming hits carry is_read.
+func TestSearchHitsCarrySendAndReadState(t *testing.T) {
+	env := servicetest.Demo(t, demoMessages, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	fs := story(t, env, "failed-send")
+	failed, resent := storyMessage(t, fs, "late-failed").GUID, storyMessage(t, fs, "late").GUID
+	var sr struct {
+		Hits []voiceOut `json:"hits"`
+	}
+	ok(t, cs, "search_messages", map[string]any{"query": "running 10 min late", "mode": "fulltext", "contact": "Sam"}, &sr)
+	seen := map[string]voiceOut{}
+	for _, h := range sr.Hits {
+		seen[h.MessageID] = h
+		if h.FromMe != (h.IsRead == nil) {
+			t.Errorf("hit %s (from_me %v): is_read %v", h.MessageID, h.FromMe, h.IsRead)
+		}
+	}
+	if h, ok := seen[failed]; !ok || h.SendError == nil || h.SendError.Code == 0 || !strings.Contains(h.SendError.Note, "not delivered") {
+		t.Errorf("failed send in hits = %+v", h)
+	}
+	if h, ok := seen[resent]; !ok || h.SendError != nil {
+		t.Errorf("the resend in hits = %+v", h)
+	}
+	var un struct {
+		Hits []voiceOut `json:"hits"`
+	}
+	ok(t, cs, "search_messages", map[string]any{"query": "lemon tart", "mode": "fulltext", "contact": "Mom"}, &un)
+	voice := storyMessage(t, story(t, env, "mom-voice"), "voice").GUID
+	if i := slices.IndexFunc(un.Hits, func(h voiceOut) bool { return h.MessageID == voice }); i < 0 || un.Hits[i].IsRead == nil || *un.Hits[i].IsRead {
+		t.Errorf("the unread voice note in hits: %+v", un.Hits)
+	}
+}
+
+// TestSearchWithoutQueryBrowses: search_messages without a query lists
+// the searchable messages its filters allow, newest first, capped by
+// limit, with scan_complete — the messages with text (or a transcript)
+// that history shows in that range.
+func TestSearchWithoutQueryBrowses(t *testing.T) {
+	env := servicetest.Demo(t, demoMessages, servicetest.Options{})
+	cs, _ := toolSession(t, env, Filters{})
+	var br struct {
+		Hits         []voiceOut `json:"hits"`
+		ScanComplete *bool      `json:"scan_complete"`
+		NextCursor   string     `json:"next_cursor"`
+	}
+	ok(t, cs, "search_messages", map[string]any{"contact": "Mom", "date_from": "2026-11-24", "date_to": "2026-11-24", "limit": 100}, &br)
+	var want []string
+	var pg struct {
+		Messages []voiceOut `json:"messages"`
+	}
+	ok(t, cs, "get_conversation_messages", map[string]any{"chat": "Mom", "date_from": "2026-11-24", "date_to": "2026-11-24", "limit": 200}, &pg)
+	for _, m := range pg.Messages {
+		if m.Text != "" || m.Transcript != "" {
+			want = append(want, m.ID)
+		}
+	}
+	slices.Reverse(want)
+	var got []string
+	for _, h := range br.Hits {
+		got = append(got, h.MessageID)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") || len(want) < 2 || br.ScanComplete == nil || !*br.ScanComplete {
+		t.Errorf("browse = %v (scan_complete %v), want newest first %v", got, br.ScanComplete, want)
+	}
+	// Capped by limit, continued by the cursor.
+	var first struct {
+		Hits       []voiceOut `json:"hits"`
+		NextCursor string     `json:"next_cursor"`
+	}
+	ok(t, cs, "search_messages", map[string]any{"contact": "Mom", "date_from": "2026-11-24", "date_to": "2026-11-24", "limit": 1}, &first)
+	if len(first.Hits) != 1 || first.Hits[0].MessageID != want[0] || first.NextCursor == "" {
+		t.Errorf("first page = %+v", first)
+	}
+}

@@ -61,7 +61,7 @@ type ListConversationsInput struct {
 	Limit      coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 20)"`
 	Days       coerce.Number `json:"days,omitzero" jsonschema:"active in the last N days, at most 90 (default 90)"`
 	Query      string        `json:"query,omitempty" jsonschema:"keep conversations whose name, chat id or a participant's handle contains this"`
-	UnreadOnly bool          `json:"unread_only,omitempty" jsonschema:"only those with unread messages (adds unread_count)"`
+	UnreadOnly bool          `json:"unread_only,omitempty"`
 	Cursor     string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
 }
 
@@ -142,9 +142,9 @@ type GetMessagesInput struct {
 	Chat            string        `json:"chat,omitempty" jsonschema:"a contact name, phone number, e-mail address or chat id"`
 	Limit           coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 50)"`
 	BeforeTimestamp string        `json:"before_timestamp,omitempty" jsonschema:"RFC 3339 time: only messages before it"`
-	DateFrom        string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or time, inclusive"`
-	DateTo          string        `json:"date_to,omitempty" jsonschema:"ISO-8601 date (whole day) or time, inclusive"`
-	UnreadOnly      bool          `json:"unread_only,omitempty" jsonschema:"only unread incoming messages"`
+	DateFrom        string        `json:"date_from,omitempty" jsonschema:"ISO-8601; date_to inclusive"`
+	DateTo          string        `json:"date_to,omitempty"`
+	UnreadOnly      bool          `json:"unread_only,omitempty"`
 	Cursor          string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous page"`
 }
 
@@ -270,14 +270,14 @@ func clip(s string, n int) string {
 
 // SearchMessagesInput is search_messages' argument object.
 type SearchMessagesInput struct {
-	Query          string        `json:"query" jsonschema:"a question, words or a \"quoted phrase\""`
+	Query          string        `json:"query,omitempty" jsonschema:"a question, words or a \"quoted phrase\" (omit to browse)"`
 	ConversationID string        `json:"conversation_id,omitempty" jsonschema:"only this conversation id or chat id"`
 	Contact        string        `json:"contact,omitempty" jsonschema:"only this person: a name, phone number or e-mail address"`
 	Limit          coerce.Number `json:"limit,omitzero" jsonschema:"1-100 (default 10)"`
 	Mode           string        `json:"mode,omitempty" jsonschema:"default hybrid"`
 	Days           coerce.Number `json:"days,omitzero" jsonschema:"only the last N days, at most 3650"`
-	DateFrom       string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or time, inclusive"`
-	DateTo         string        `json:"date_to,omitempty" jsonschema:"ISO-8601 date (whole day) or time, inclusive"`
+	DateFrom       string        `json:"date_from,omitempty" jsonschema:"ISO-8601; date_to inclusive"`
+	DateTo         string        `json:"date_to,omitempty"`
 	FromMe         *bool         `json:"from_me,omitempty" jsonschema:"true: only the user's messages; false: only others'"`
 	Context        coerce.Number `json:"context,omitzero" jsonschema:"neighbouring messages per hit, 0-5 (default 0)"`
 	Cursor         string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`

@@ -15,7 +15,7 @@ import (
 type ReviewMessagesInput struct {
 	Days       coerce.Number `json:"days,omitzero" jsonschema:"days back, at most 90 (default 2)"`
 	Context    coerce.Number `json:"context,omitzero" jsonschema:"messages per thread, 1-10 (default 5)"`
-	UnreadOnly bool          `json:"unread_only,omitempty" jsonschema:"only threads with unread messages"`
+	UnreadOnly bool          `json:"unread_only,omitempty"`
 }
 
 // ReviewMessagesOutput is review_messages' result.

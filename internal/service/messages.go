@@ -109,6 +109,15 @@ func attachmentsOf(as []index.Attachment) []Attachment {
 	return out
 }
 
+// sendErrorOf is the one description of a failed send (history and
+// search hits alike); nil for code 0.
+func sendErrorOf(code int) *SendError {
+	if code == 0 {
+		return nil
+	}
+	return &SendError{Code: code, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(code) + ")"}
+}
+
 // SendError describes a failed outgoing message.
 type SendError struct {
 	Code int    `json:"code"`
@@ -494,8 +503,8 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 	}
 	out.Attachments = attachmentsOf(m.Attachments)
 	out.Transcript, out.TranscriptNote = s.transcript(m.Runs, m.Attachments)
-	if m.FromMe && m.Error != 0 {
-		out.SendError = &SendError{Code: m.Error, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(m.Error) + ")"}
+	if m.FromMe {
+		out.SendError = sendErrorOf(m.Error)
 	}
 	if g := m.GroupEvent; g != nil {
 		ge := &GroupEvent{Type: string(g.Type), Other: output.Name(g.Other), Title: output.Name(g.Title)}
