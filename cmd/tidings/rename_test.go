@@ -64,7 +64,8 @@ func TestCLIAttachmentRenamedAfterIndexing(t *testing.T) {
 	env["HOME"] = m.Getenv("HOME")
 	m, out, errb := testMain(t, env)
 
-	// The newest message with an attachment, and its thread.
+	// The newest message with an attachment whose name no other has (the
+	// demo's voice notes are all "Audio Message.caf"), and its thread.
 	db, err := sql.Open("sqlite", chatDB)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,8 @@ func TestCLIAttachmentRenamedAfterIndexing(t *testing.T) {
 	err = db.QueryRow(`SELECT a.ROWID, a.transfer_name, c.chat_identifier FROM attachment a
 		JOIN message_attachment_join j ON j.attachment_id = a.ROWID JOIN message m ON m.ROWID = j.message_id
 		JOIN chat_message_join cj ON cj.message_id = m.ROWID JOIN chat c ON c.ROWID = cj.chat_id
-		WHERE a.is_sticker = 0 ORDER BY m.date DESC LIMIT 1`).Scan(&att, &old, &chat)
+		WHERE a.is_sticker = 0 AND (SELECT count(*) FROM attachment b WHERE b.transfer_name = a.transfer_name) = 1
+		ORDER BY m.date DESC LIMIT 1`).Scan(&att, &old, &chat)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

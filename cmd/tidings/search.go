@@ -78,6 +78,8 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	explain := fs.Bool("explain", false, "show each hit's score")
 	cursor := fs.String("cursor", "", "continue from a previous result's next_cursor")
 	literal := fs.Bool("literal-dates", false, "treat words like 'yesterday' as words, not date filters")
+	from := fs.String("from", "", "only messages on or after this ISO-8601 date or time (a date is a day in the configured time zone)")
+	to := fs.String("to", "", "only messages on or before this ISO-8601 date (the whole day) or time")
 	// Flags may follow the query.
 	text, help, err := parseWords(fs, args)
 	if help || err != nil {
@@ -114,15 +116,25 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	}
 	defer done()
 	res, err := svc.Search(ctx, service.SearchParams{Query: text, Mode: *mode, ConversationID: *conv, Contact: *contact,
-		Days: nDays, FromMe: fromMe.v, Limit: *limit, Cursor: *cursor, LiteralDates: *literal})
+		Days: nDays, DateFrom: *from, DateTo: *to, FromMe: fromMe.v, Limit: *limit, Cursor: *cursor, LiteralDates: *literal})
 	if err != nil {
-		return err
+		return cliDateErr(err)
 	}
 	if *jsonOut {
 		return printJSON(m.Stdout, res)
 	}
 	printResult(m.Stdout, res, isTerminalWriter(m.Stdout), *explain, cfg.Location())
 	return nil
+}
+
+// cliDateErr names the CLI's flags in the service's date errors, which
+// name search_messages' parameters (date_from, date_to).
+func cliDateErr(err error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, "date_from") && !strings.Contains(msg, "date_to") {
+		return err
+	}
+	return usageError{strings.NewReplacer("date_from", "--from", "date_to", "--to").Replace(msg)}
 }
 
 // printResult writes a result for a person: one block per hit (its body

@@ -64,9 +64,9 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("mode %q: want hybrid, fulltext, substring or semantic: %w", q.Mode, ErrBadQuery)
 	}
-	if strings.TrimSpace(q.Text) == "" {
-		return nil, fmt.Errorf("empty query text: %w", ErrBadQuery)
-	}
+	// No text: browse — every message the filters allow, newest first
+	// (docs/tools.md, search_messages without a query).
+	browse := strings.TrimSpace(q.Text) == ""
 	if len(q.Text) > 1000 {
 		return nil, fmt.Errorf("query text longer than 1000 bytes: %w", ErrBadQuery)
 	}
@@ -94,7 +94,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	f, err := ix.buildFilterLocked(&q)
 	var pq parsedQuery
 	hid := ix.hiddenTermsLocked(ctx)
-	if err == nil && q.Mode != ModeSubstring {
+	if err == nil && q.Mode != ModeSubstring && !browse {
 		pq = ix.parseQueryLocked(q.Text, !q.LiteralDates, hid)
 		if pq.since != 0 && pq.since > f.since {
 			f.since = pq.since
@@ -119,6 +119,10 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 
 	var ranked []rankedHit
 	switch {
+	case browse:
+		ranked = ix.listScope(f, min(cur.Offset+limit+1, MaxDepth+1))
+		res.ScanComplete = true
+		res.Notes = append(res.Notes, "no query: these are the messages the filters allow, newest first")
 	case q.Mode == ModeSubstring:
 		return ix.substringSearch(ctx, &q, f, cur, limit, res)
 	case pq.listOnly:

@@ -106,6 +106,11 @@ type Hit struct {
 	Runs []model.Run `json:"runs,omitempty"`
 	// Attachments are the message's attachments, as Message.Attachments.
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Kind, IsRead and Error are as in Message: a hit's read state and
+	// send failure read as they do in history.
+	Kind   model.MessageKind `json:"kind,omitempty"`
+	IsRead bool              `json:"is_read,omitempty"`
+	Error  int               `json:"error,omitempty"`
 	// Snippet is an excerpt of Text around the matches with each match
 	// wrapped in SnippetOpen/SnippetClose and one-time codes blanked;
 	// Highlights are the matches' byte ranges in Text.

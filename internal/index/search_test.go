@@ -286,7 +286,8 @@ func TestFiltersScopeEverySearchMode(t *testing.T) {
 			t.Errorf("%+v: err %v, want ErrNotFound", q, err)
 		}
 	}
-	for _, q := range []Query{{Text: " "}, {Text: "x", Mode: "fuzzy"}, {Text: "x", Days: -1}, {Text: "x", Limit: -3}, {Text: strings.Repeat("x", 1001)}} {
+	// (A blank query browses: TestSearchWithoutQueryBrowses in mcpserver.)
+	for _, q := range []Query{{Text: "x", Mode: "fuzzy"}, {Text: "x", Days: -1}, {Text: "x", Limit: -3}, {Text: strings.Repeat("x", 1001)}} {
 		if _, err := ix.Search(context.Background(), q); !errors.Is(err, ErrBadQuery) {
 			t.Errorf("%+v: err %v, want ErrBadQuery", q, err)
 		}

@@ -44,7 +44,8 @@ func (ix *Index) hydrateHits(ctx context.Context, page []rankedHit, pq *parsedQu
 			spans = matchSpans(stored, pq)
 		}
 		h := Hit{MessageID: m.ID, Source: m.Source, Conversation: m.Conversation, Sender: m.Sender, SenderName: m.SenderName,
-			FromMe: m.FromMe, Time: m.Time, Text: m.Text, Runs: m.Runs, Attachments: m.Attachments, Score: r.score, Highlights: spans}
+			FromMe: m.FromMe, Time: m.Time, Text: m.Text, Runs: m.Runs, Attachments: m.Attachments, Score: r.score, Highlights: spans,
+			Kind: m.Kind, IsRead: m.IsRead, Error: m.Error}
 		h.Snippet = snippet(stored, spans)
 		if explain {
 			h.Explain = &Explanation{Fulltext: r.ft, Semantic: r.sem, Fused: r.fused, Matched: r.matched}

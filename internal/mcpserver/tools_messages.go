@@ -58,10 +58,11 @@ func wrapBody(s string) string {
 
 // ListConversationsInput is list_conversations' argument object.
 type ListConversationsInput struct {
-	Limit  coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 20)"`
-	Days   coerce.Number `json:"days,omitzero" jsonschema:"active in the last N days, at most 90 (default 90)"`
-	Query  string        `json:"query,omitempty" jsonschema:"keep conversations whose name, chat id or a participant's handle contains this"`
-	Cursor string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
+	Limit      coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 20)"`
+	Days       coerce.Number `json:"days,omitzero" jsonschema:"active in the last N days, at most 90 (default 90)"`
+	Query      string        `json:"query,omitempty" jsonschema:"keep conversations whose name, chat id or a participant's handle contains this"`
+	UnreadOnly bool          `json:"unread_only,omitempty"`
+	Cursor     string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
 }
 
 // ListConversationsOutput is list_conversations' result.
@@ -103,7 +104,7 @@ var listConversations = Define(Tool{
 		if err != nil {
 			return nil, ListConversationsOutput{}, err
 		}
-		l, err := svc.ListConversations(ctx, service.ListParams{Limit: limit, Offset: offset, Days: days, Query: in.Query})
+		l, err := svc.ListConversations(ctx, service.ListParams{Limit: limit, Offset: offset, Days: days, Query: in.Query, UnreadOnly: in.UnreadOnly})
 		if err != nil {
 			return nil, ListConversationsOutput{}, err
 		}
@@ -141,6 +142,9 @@ type GetMessagesInput struct {
 	Chat            string        `json:"chat,omitempty" jsonschema:"a contact name, phone number, e-mail address or chat id"`
 	Limit           coerce.Number `json:"limit,omitzero" jsonschema:"1-200 (default 50)"`
 	BeforeTimestamp string        `json:"before_timestamp,omitempty" jsonschema:"RFC 3339 time: only messages before it"`
+	DateFrom        string        `json:"date_from,omitempty" jsonschema:"ISO-8601; date_to inclusive"`
+	DateTo          string        `json:"date_to,omitempty"`
+	UnreadOnly      bool          `json:"unread_only,omitempty"`
 	Cursor          string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous page"`
 }
 
@@ -179,7 +183,8 @@ var getConversationMessages = Define(Tool{
 				return nil, GetMessagesOutput{}, err
 			}
 		}
-		pg, err := svc.Messages(ctx, service.MessagesParams{ConversationID: in.ConversationID, Chat: in.Chat, Limit: limit, Before: before, Cursor: in.Cursor})
+		pg, err := svc.Messages(ctx, service.MessagesParams{ConversationID: in.ConversationID, Chat: in.Chat, Limit: limit, Before: before, Cursor: in.Cursor,
+			DateFrom: in.DateFrom, DateTo: in.DateTo, UnreadOnly: in.UnreadOnly})
 		if err != nil {
 			return nil, GetMessagesOutput{}, err
 		}
@@ -217,6 +222,7 @@ var getConversationMessages = Define(Tool{
 func wrapMessage(m service.Message) service.Message {
 	m.Text = wrapBody(m.Text)
 	m.Subject = wrapBody(m.Subject)
+	m.Transcript = wrapBody(m.Transcript)
 	if m.Edits != nil {
 		edits := make([]service.Edit, len(m.Edits))
 		for i, e := range m.Edits {
@@ -264,12 +270,14 @@ func clip(s string, n int) string {
 
 // SearchMessagesInput is search_messages' argument object.
 type SearchMessagesInput struct {
-	Query          string        `json:"query" jsonschema:"a question, words or a \"quoted phrase\""`
+	Query          string        `json:"query,omitempty" jsonschema:"a question, words or a \"quoted phrase\" (omit to browse)"`
 	ConversationID string        `json:"conversation_id,omitempty" jsonschema:"only this conversation id or chat id"`
 	Contact        string        `json:"contact,omitempty" jsonschema:"only this person: a name, phone number or e-mail address"`
 	Limit          coerce.Number `json:"limit,omitzero" jsonschema:"1-100 (default 10)"`
 	Mode           string        `json:"mode,omitempty" jsonschema:"default hybrid"`
 	Days           coerce.Number `json:"days,omitzero" jsonschema:"only the last N days, at most 3650"`
+	DateFrom       string        `json:"date_from,omitempty" jsonschema:"ISO-8601; date_to inclusive"`
+	DateTo         string        `json:"date_to,omitempty"`
 	FromMe         *bool         `json:"from_me,omitempty" jsonschema:"true: only the user's messages; false: only others'"`
 	Context        coerce.Number `json:"context,omitzero" jsonschema:"neighbouring messages per hit, 0-5 (default 0)"`
 	Cursor         string        `json:"cursor,omitempty" jsonschema:"next_cursor of a previous call"`
@@ -330,7 +338,7 @@ var searchMessages = Define(Tool{
 			return nil, SearchMessagesOutput{}, err
 		}
 		prm := service.SearchParams{Query: in.Query, Mode: in.Mode, ConversationID: in.ConversationID, Contact: in.Contact,
-			Days: days, FromMe: in.FromMe, Limit: limit, Context: nctx, Cursor: in.Cursor}
+			Days: days, DateFrom: in.DateFrom, DateTo: in.DateTo, FromMe: in.FromMe, Limit: limit, Context: nctx, Cursor: in.Cursor}
 		res, err := svc.Search(ctx, prm)
 		if err != nil {
 			return nil, SearchMessagesOutput{}, err
@@ -367,6 +375,7 @@ func wrapHits(res *service.SearchResult) {
 		h := &res.Hits[i]
 		h.Text = wrapBody(h.Text)
 		h.Snippet = wrapBody(h.Snippet)
+		h.Transcript = wrapBody(h.Transcript)
 		for j := range h.Before {
 			h.Before[j].Text = wrapBody(h.Before[j].Text)
 		}

@@ -13,8 +13,9 @@ import (
 
 // ReviewMessagesInput is review_messages' argument object.
 type ReviewMessagesInput struct {
-	Days    coerce.Number `json:"days,omitzero" jsonschema:"days back, at most 90 (default 2)"`
-	Context coerce.Number `json:"context,omitzero" jsonschema:"messages per thread, 1-10 (default 5)"`
+	Days       coerce.Number `json:"days,omitzero" jsonschema:"days back, at most 90 (default 2)"`
+	Context    coerce.Number `json:"context,omitzero" jsonschema:"messages per thread, 1-10 (default 5)"`
+	UnreadOnly bool          `json:"unread_only,omitempty"`
 }
 
 // ReviewMessagesOutput is review_messages' result.
@@ -48,7 +49,7 @@ var reviewMessages = Define(Tool{
 		if err != nil {
 			return nil, ReviewMessagesOutput{}, err
 		}
-		rv, err := svc.Review(ctx, service.ReviewParams{Days: days, Context: nctx})
+		rv, err := svc.Review(ctx, service.ReviewParams{Days: days, Context: nctx, UnreadOnly: in.UnreadOnly})
 		if err != nil {
 			return nil, ReviewMessagesOutput{}, err
 		}
@@ -68,6 +69,7 @@ func wrapReview(rv *service.Review) {
 			t.LastText = wrapBody(t.LastText)
 			for j := range t.Context {
 				t.Context[j].Text = wrapBody(t.Context[j].Text)
+				t.Context[j].Transcript = wrapBody(t.Context[j].Transcript)
 			}
 		}
 	}

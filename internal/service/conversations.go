@@ -54,6 +54,9 @@ type ConversationSummary struct {
 	Service          string        `json:"service,omitempty"`
 	MessageCount     int64         `json:"message_count"`
 	LastActivity     time.Time     `json:"last_activity"`
+	// UnreadCount is the number of unread incoming messages in the window
+	// (set when the list was asked for with UnreadOnly).
+	UnreadCount int `json:"unread_count,omitempty"`
 }
 
 // ListParams are list_conversations' arguments.
@@ -71,6 +74,10 @@ type ListParams struct {
 	// Query keeps conversations whose label, chat id or a participant
 	// handle contains it (case-insensitive).
 	Query string
+	// UnreadOnly keeps the conversations with an unread incoming message
+	// in the window (not counting people the policy hides) and reports
+	// how many.
+	UnreadOnly bool
 }
 
 // ConversationList is list_conversations' result.
@@ -116,17 +123,35 @@ func (s *Service) ListConversations(ctx context.Context, prm ListParams) (Conver
 	if err != nil {
 		return ConversationList{}, err
 	}
+	var unread map[string]int
+	if prm.UnreadOnly {
+		bySender, err := s.ix.Unread(ctx, since)
+		if err != nil {
+			return ConversationList{}, indexErr("count unread messages", err)
+		}
+		a := newAuthors(p)
+		unread = map[string]int{}
+		for conv, senders := range bySender {
+			for h, n := range senders {
+				if !a.hidden(h) {
+					unread[conv] += n
+				}
+			}
+		}
+	}
 	out := ConversationList{WindowDays: days, Conversations: []ConversationSummary{}}
 	for _, c := range l.Conversations {
-		if !allowConv(p, c) {
+		if !allowConv(p, c) || (unread != nil && unread[c.ID] == 0) {
 			continue
 		}
 		out.Total++
 		if out.Total > prm.Offset && len(out.Conversations) < limit {
-			out.Conversations = append(out.Conversations, s.summary(c, book))
+			cs := s.summary(c, book)
+			cs.UnreadCount = unread[c.ID]
+			out.Conversations = append(out.Conversations, cs)
 		}
 	}
-	if l.Truncated {
+	if l.Truncated && unread == nil {
 		out.Total += l.Total - len(l.Conversations) // allowed by the index's own check
 	}
 	out.Count = len(out.Conversations)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tidings-mcp/tidings/internal/imageview"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,11 @@ type Message struct {
 	Subject string `json:"subject,omitempty"`
 	// TextTruncated is set when Text was cut to MaxBodyRunes.
 	TextTruncated bool `json:"text_truncated,omitempty"`
+	// Transcript is Apple's transcription of a voice note (a body:
+	// redacted, wrapped by the MCP layer); TranscriptNote says when an
+	// audio message has none (docs/tools.md).
+	Transcript     string `json:"transcript,omitempty"`
+	TranscriptNote string `json:"transcript_note,omitempty"`
 	// ReplyTo is the id of the message this one answers inline.
 	ReplyTo   string     `json:"reply_to,omitempty"`
 	Reactions []Reaction `json:"reactions,omitempty"`
@@ -55,6 +61,10 @@ type Message struct {
 	Detail     string      `json:"detail,omitempty"`
 	// ReadAt is when the recipient read an outgoing message, if known.
 	ReadAt time.Time `json:"read_at,omitzero"`
+	// IsRead is the owner's read state of an incoming message (chat.db
+	// is_read, Android read); always present on incoming messages, absent
+	// on the owner's own and on group events.
+	IsRead *bool `json:"is_read,omitempty"`
 }
 
 // Reaction is a current tapback (removed ones are gone).
@@ -99,6 +109,15 @@ func attachmentsOf(as []index.Attachment) []Attachment {
 	return out
 }
 
+// sendErrorOf is the one description of a failed send (history and
+// search hits alike); nil for code 0.
+func sendErrorOf(code int) *SendError {
+	if code == 0 {
+		return nil
+	}
+	return &SendError{Code: code, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(code) + ")"}
+}
+
 // SendError describes a failed outgoing message.
 type SendError struct {
 	Code int    `json:"code"`
@@ -137,6 +156,22 @@ type MessagesParams struct {
 	// while older messages exist, is an error saying so — never an empty
 	// page — and More stays true when older messages exist outside it.
 	WindowDays float64
+	// UnreadOnly keeps the incoming messages not read yet (pages still
+	// hold up to Limit of them: older pages are read until they do).
+	UnreadOnly bool
+	// DateFrom and DateTo are explicit ISO-8601 bounds, both inclusive; a
+	// date-only value is a day in the user's zone (dateRange).
+	DateFrom, DateTo string
+}
+
+// maxFilteredReads bounds how many index pages one filtered page
+// (UnreadOnly) reads before it returns what it has with a cursor.
+const maxFilteredReads = 40
+
+// incoming reports a message someone else sent (not a group event): the
+// messages that have a read state.
+func incoming(m index.Message) bool {
+	return !m.FromMe && m.Kind != model.MsgGroupEvent && m.Kind != model.MsgReaction
 }
 
 // MessagePage is get_conversation_messages' result: the newest Limit
@@ -191,6 +226,13 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	} else if !prm.Before.IsZero() {
 		cur.T = prm.Before.UnixMilli() - 1 // strictly before: everything at or before T-1 ms
 	}
+	dateFrom, dateTo, err := s.dateRange(prm.DateFrom, prm.DateTo)
+	if err != nil {
+		return MessagePage{}, err
+	}
+	if !dateTo.IsZero() && (cur.T == 0 || cur.T > dateTo.UnixMilli()-1) {
+		cur = pageCursor{T: dateTo.UnixMilli() - 1} // dateTo is exclusive
+	}
 	var floor time.Time // the read window's start; zero = none
 	if prm.WindowDays > 0 {
 		floor = s.now().Add(-time.Duration(prm.WindowDays * float64(24*time.Hour)))
@@ -209,11 +251,42 @@ func (s *Service) Messages(ctx context.Context, prm MessagesParams) (MessagePage
 	for _, c := range t.convs {
 		page.Conversations = append(page.Conversations, s.ref(c, book))
 	}
-	msgs, more, oldest, err := s.merged(ctx, t.convs, cur, limit, floor, newAuthors(p))
-	if err != nil {
-		return MessagePage{}, err
+	since := floor
+	if dateFrom.After(since) {
+		since = dateFrom
 	}
-	if !floor.IsZero() && !more {
+	var keep func(index.Message) bool
+	if prm.UnreadOnly {
+		keep = func(m index.Message) bool { return incoming(m) && !m.IsRead }
+	}
+	var msgs []index.Message
+	var more bool
+	var oldest time.Time
+	for c, reads := cur, 1; ; reads++ {
+		batch, m, old, err := s.merged(ctx, t.convs, c, limit-len(msgs), since, newAuthors(p), keep)
+		if err != nil {
+			return MessagePage{}, err
+		}
+		msgs, more = append(batch, msgs...), m
+		if !old.IsZero() {
+			oldest = old
+		}
+		if keep == nil || !more || len(msgs) >= limit || old.IsZero() || reads == maxFilteredReads {
+			break
+		}
+		// Continue before the oldest message read; the ones kept at that
+		// instant are skipped (the others are read and left out again).
+		c = pageCursor{T: old.UnixMilli()}
+		for _, x := range batch {
+			if x.Time.UnixMilli() == c.T {
+				c.Skip = append(c.Skip, x.ID)
+			}
+		}
+		if len(c.Skip) > maxSkip {
+			break
+		}
+	}
+	if !floor.IsZero() && !more && since.Equal(floor) {
 		older, err := s.olderThan(ctx, t.convs, floor)
 		if err != nil {
 			return MessagePage{}, err
@@ -329,7 +402,10 @@ const maxSkip = 250
 // A blocked person's messages (authors) are left out before the page is
 // cut, so they never take a place on it; oldest is the time of the oldest
 // message read, shown or not, for a page on which nothing could be shown.
-func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time, a *authors) ([]index.Message, bool, time.Time, error) {
+//
+// only, when set, is a further filter (unread_only) applied like the
+// authors' one.
+func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pageCursor, limit int, floor time.Time, a *authors, only func(index.Message) bool) ([]index.Message, bool, time.Time, error) {
 	var all []index.Message
 	var oldest time.Time
 	more := false
@@ -347,7 +423,7 @@ func (s *Service) merged(ctx context.Context, convs []index.Conversation, cur pa
 			if oldest.IsZero() || m.Time.Before(oldest) {
 				oldest = m.Time
 			}
-			if m, ok := a.visible(m); ok {
+			if m, ok := a.visible(m); ok && (only == nil || only(m)) {
 				all = append(all, m)
 			}
 		}
@@ -404,6 +480,10 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		out.SenderHandle = output.Name(m.Sender)
 		out.Sender = output.Name(cmpOr(s.nameOf(m.Sender, m.SenderName, book), m.Sender, "unknown"))
 	}
+	if incoming(m) {
+		read := m.IsRead
+		out.IsRead = &read
+	}
 	out.Text, out.TextTruncated = s.body(m.Text, m.Runs)
 	out.Subject = s.out.Line(m.Subject)
 	for _, r := range m.Reactions {
@@ -422,8 +502,9 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		out.Edits = append(out.Edits, Edit{Time: s.ts(e.Time), Text: txt})
 	}
 	out.Attachments = attachmentsOf(m.Attachments)
-	if m.FromMe && m.Error != 0 {
-		out.SendError = &SendError{Code: m.Error, Note: "this message was not delivered (Messages reported error " + strconv.Itoa(m.Error) + ")"}
+	out.Transcript, out.TranscriptNote = s.transcript(m.Runs, m.Attachments)
+	if m.FromMe {
+		out.SendError = sendErrorOf(m.Error)
 	}
 	if g := m.GroupEvent; g != nil {
 		ge := &GroupEvent{Type: string(g.Type), Other: output.Name(g.Other), Title: output.Name(g.Title)}
@@ -433,6 +514,41 @@ func (s *Service) message(m index.Message, book *contacts.Book) Message {
 		out.GroupEvent = ge
 	}
 	return out
+}
+
+// transcript returns a voice note's transcript (Apple's
+// IMAudioTranscription on the audio attachment's run, stored with the
+// message's runs by the index) as a redacted, capped body, or, for a
+// message with audio but no transcript, the note saying so.
+func (s *Service) transcript(runs []model.Run, as []index.Attachment) (text, note string) {
+	var parts []string
+	for _, r := range runs {
+		if r.Transcription != "" {
+			parts = append(parts, r.Transcription)
+		}
+	}
+	if len(parts) > 0 {
+		text, _ = s.body(strings.Join(parts, "\n"), nil)
+		return text, ""
+	}
+	for _, a := range as {
+		if isAudio(a) {
+			return "", "no transcript"
+		}
+	}
+	return "", ""
+}
+
+// isAudio reports an audio attachment (a voice note or an audio file).
+func isAudio(a index.Attachment) bool {
+	if strings.HasPrefix(strings.ToLower(a.MimeType), "audio/") {
+		return true
+	}
+	switch strings.ToLower(path.Ext(a.Filename)) {
+	case ".caf", ".m4a", ".amr", ".mp3", ".aac", ".wav", ".opus", ".ogg":
+		return true
+	}
+	return false
 }
 
 // body redacts and sanitises a message body and caps its length.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ type ReviewParams struct {
 	Days float64
 	// Context is the number of context messages per thread (0: 5).
 	Context int
+	// UnreadOnly reviews only the threads with an unread incoming message
+	// in the window.
+	UnreadOnly bool
 }
 
 // The review's types are triage's (internal/triage): the service returns
@@ -76,7 +80,7 @@ func (s *Service) Review(ctx context.Context, prm ReviewParams) (Review, error) 
 	}
 	now := s.now()
 	since := now.Add(-time.Duration(days * float64(24*time.Hour)))
-	threads, raw, complete, err := s.recentThreads(ctx, p, since, now)
+	threads, raw, complete, err := s.recentThreads(ctx, p, since, now, prm.UnreadOnly)
 	if err != nil {
 		return Review{}, err
 	}
@@ -110,7 +114,10 @@ type rawMessages struct {
 // conversation with a message in [since, now], with up to
 // reviewContextBefore earlier messages. One thread per chat id (a person's
 // SMS and iMessage threads are one conversation to them).
-func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, now time.Time) ([]triage.Thread, rawMessages, bool, error) {
+//
+// unreadOnly keeps the threads with an unread incoming message in the
+// window.
+func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, now time.Time, unreadOnly bool) ([]triage.Thread, rawMessages, bool, error) {
 	raw := rawMessages{byID: map[string]index.Message{}, convOf: map[string]string{}}
 	w, err := s.ix.MessagesInWindow(ctx, index.WindowQuery{Since: since, Until: now.Add(time.Millisecond), Limit: reviewMaxMessages})
 	if err != nil {
@@ -159,6 +166,9 @@ func (s *Service) recentThreads(ctx context.Context, p *policy.Policy, since, no
 	}
 	var threads []triage.Thread
 	for chatID, g := range groups {
+		if unreadOnly && !slices.ContainsFunc(g.msgs, func(m index.Message) bool { return incoming(m) && !m.IsRead }) {
+			continue
+		}
 		// Context before the window, from every conversation of the chat.
 		seen := map[string]bool{}
 		for _, m := range g.msgs {
@@ -234,7 +244,11 @@ func (s *Service) reviewThread(e triage.Entry, raw rawMessages) ReviewThread {
 	rt.ChatID, rt.Label, rt.ContactName, rt.DisplayName = output.Name(e.ChatID), output.Name(e.Label), output.Name(e.ContactName), output.Name(e.DisplayName)
 	rt.LastTime, rt.Context, rt.Reasons = s.ts(e.LastTime), []ReviewContext{}, []string{}
 	for _, c := range e.Context {
-		rt.Context = append(rt.Context, ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)})
+		rc := ReviewContext{ID: c.ID, Time: s.ts(c.Time), Me: c.Me, Text: s.reviewText(c.ID, c.Text, raw)}
+		if m, ok := raw.byID[c.ID]; ok {
+			rc.Transcript, rc.TranscriptNote = s.transcript(m.Runs, m.Attachments)
+		}
+		rt.Context = append(rt.Context, rc)
 	}
 	if n := len(rt.Context); n > 0 {
 		rt.LastText = rt.Context[n-1].Text

@@ -27,6 +27,10 @@ type SearchParams struct {
 	Contact        string
 	// Days restricts to the last Days days (0: no limit).
 	Days float64
+	// DateFrom and DateTo are explicit ISO-8601 bounds, both inclusive
+	// (a date-only value is a day in the user's zone; dateRange), applied
+	// with Days and any dates the query's words name.
+	DateFrom, DateTo string
 	// FromMe keeps only my messages (true) or only others' (false).
 	FromMe *bool
 	// Limit is the page size (default 10, at most MaxSearchLimit).
@@ -62,6 +66,13 @@ type SearchHit struct {
 	// marked **like this**; absent when Text is short.
 	Snippet       string `json:"snippet,omitempty"`
 	TextTruncated bool   `json:"text_truncated,omitempty"`
+	// Transcript and TranscriptNote are as in Message (voice notes).
+	Transcript     string `json:"transcript,omitempty"`
+	TranscriptNote string `json:"transcript_note,omitempty"`
+	// IsRead and SendError are as in Message: an unread message and a
+	// failed send read the same in hits as in history.
+	IsRead    *bool      `json:"is_read,omitempty"`
+	SendError *SendError `json:"send_error,omitempty"`
 	// Attachments are the hit's attachments; viewable ones can be shown
 	// with get_attachment.
 	Attachments []Attachment `json:"attachments,omitempty"`
@@ -95,6 +106,9 @@ type SearchResult struct {
 	Notes         []string       `json:"notes"`
 }
 
+// Search runs a search through the index; without a query it browses
+// (the messages the filters allow, newest first, capped by Limit).
+//
 // Search runs a search through the index (hybrid by default: reciprocal
 // rank fusion of BM25 and vector ranks; full text alone, said in Notes,
 // while vectors are not ready).
@@ -106,8 +120,6 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 	q := index.Query{Text: strings.TrimSpace(prm.Query), Mode: index.Mode(strings.ToLower(strings.TrimSpace(prm.Mode))), Limit: prm.Limit, Cursor: prm.Cursor, FromMe: prm.FromMe,
 		LiteralDates: prm.LiteralDates}
 	switch {
-	case q.Text == "":
-		return SearchResult{}, userErr("query is required: give words, a question or a \"quoted phrase\" to look for")
 	case utf8.RuneCountInString(q.Text) > 500:
 		return SearchResult{}, userErr("query is longer than 500 characters; use a few words")
 	case prm.Limit < 0 || prm.Limit > MaxSearchLimit:
@@ -127,6 +139,14 @@ func (s *Service) Search(ctx context.Context, prm SearchParams) (SearchResult, e
 	if prm.Days > 0 {
 		q.Since = s.now().Add(-time.Duration(prm.Days * float64(24*time.Hour)))
 	}
+	from, until, err := s.dateRange(prm.DateFrom, prm.DateTo)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	if from.After(q.Since) {
+		q.Since = from
+	}
+	q.Until = until
 	book, err := s.contactBook(ctx)
 	if err != nil {
 		return SearchResult{}, err
@@ -271,6 +291,13 @@ func (s *Service) hit(ctx context.Context, h index.Hit, nctx int, book *contacts
 	} else {
 		out.SenderHandle = output.Name(h.Sender)
 		out.Sender = output.Name(cmpOr(s.nameOf(h.Sender, h.SenderName, book), h.Sender, "unknown"))
+	}
+	out.Transcript, out.TranscriptNote = s.transcript(h.Runs, h.Attachments)
+	if h.FromMe {
+		out.SendError = sendErrorOf(h.Error)
+	} else if h.Kind != model.MsgGroupEvent && h.Kind != model.MsgReaction {
+		read := h.IsRead
+		out.IsRead = &read
 	}
 	full := s.out.Body(h.Text, h.Runs) // one-time codes masked as in history
 	out.Text, out.TextTruncated = capRunes(full, snippetThreshold*4)

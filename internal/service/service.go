@@ -51,6 +51,8 @@ type Index interface {
 	ResolveConversations(ctx context.Context, chat string, directOnly bool) ([]index.Conversation, error)
 	History(ctx context.Context, q index.HistoryQuery) (index.History, error)
 	MessagesInWindow(ctx context.Context, q index.WindowQuery) (index.Window, error)
+	// Unread counts unread incoming messages per conversation and sender.
+	Unread(ctx context.Context, since time.Time) (map[string]map[string]int, error)
 	Search(ctx context.Context, q index.Query) (*index.Result, error)
 	AttachmentFile(ctx context.Context, id string) (index.AttachmentLocation, error)
 	Status(ctx context.Context) (index.Status, error)

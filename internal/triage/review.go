@@ -40,6 +40,10 @@ type ContextMessage struct {
 	Time time.Time `json:"ts"`
 	Me   bool      `json:"me"`
 	Text string    `json:"text"`
+	// Transcript is a voice note's transcript and TranscriptNote says when
+	// an audio message has none (filled by the service, docs/tools.md).
+	Transcript     string `json:"transcript,omitempty"`
+	TranscriptNote string `json:"transcript_note,omitempty"`
 }
 
 // Entry is a needs_reply or low_priority thread with its text. The first fields

@@ -40,6 +40,11 @@ type Config struct {
 	Start time.Time
 	// Owner is the phone's own number (default +1 415-555-0100).
 	Owner string
+	// Unread makes the last Unread records incoming SMS left unread
+	// (read="0"); FailedEvery marks every FailedEvery-th outgoing SMS as
+	// failed (type 5). Zero (the default) leaves the output unchanged.
+	Unread      int
+	FailedEvery int
 }
 
 // Summary describes what Write produced.
@@ -53,6 +58,8 @@ type Summary struct {
 	Bytes int64
 	// Last is the last message's time.
 	Last time.Time
+	// Unread and Failed count the unread incoming and failed outgoing SMS.
+	Unread, Failed int
 }
 
 type person struct {
@@ -145,6 +152,7 @@ type gen struct {
 	media   string // base64 block media payloads are sliced from
 	sum     Summary
 	threads map[string]bool
+	nOut    int // outgoing SMS written (FailedEvery)
 	now     time.Time
 }
 
@@ -246,12 +254,16 @@ func (g *gen) run() error {
 	g.w("<!--File Created By SMS Backup & Restore v10.22.003 (synthetic, androidgen)-->\n")
 	g.w("<?xml-stylesheet type=\"text/xsl\" href=\"sms.xsl\"?>\n")
 	g.w(`<smses count="` + strconv.Itoa(g.cfg.Messages) + `" backup_set="00000000-0000-4000-8000-` + fmt.Sprintf("%012d", g.cfg.Seed%1e12) + `" backup_date="` + strconv.FormatInt(g.cfg.Start.UnixMilli(), 10) + `" type="full">` + "\n")
-	for range g.cfg.Messages {
+	for i := range g.cfg.Messages {
 		g.now = g.now.Add(time.Duration(1+g.rng.IntN(180_000)) * time.Millisecond)
-		if g.rng.Float64() < g.cfg.MMSFraction {
+		mms := g.rng.Float64() < g.cfg.MMSFraction
+		switch {
+		case i >= g.cfg.Messages-g.cfg.Unread:
+			g.sms(true)
+		case mms:
 			g.mms()
-		} else {
-			g.sms()
+		default:
+			g.sms(false)
 		}
 	}
 	g.w("</smses>\n")
@@ -265,14 +277,20 @@ func (g *gen) pick() *person {
 	return &g.people[int(g.rng.ExpFloat64()*float64(len(g.people))/6)%len(g.people)]
 }
 
-func (g *gen) sms() {
+// sms writes one SMS; unread forces an incoming one left unread.
+func (g *gen) sms(unread bool) {
 	p := g.pick()
 	g.threads[p.e164] = true
 	g.sum.SMS++
-	in := g.rng.IntN(2) == 0
+	in := g.rng.IntN(2) == 0 || unread
 	typ := "2"
 	if in {
 		typ = "1"
+	} else if g.cfg.FailedEvery > 0 {
+		if g.nOut++; g.nOut%g.cfg.FailedEvery == 0 {
+			typ = "5"
+			g.sum.Failed++
+		}
 	}
 	ms := strconv.FormatInt(g.now.UnixMilli(), 10)
 	g.w("  <sms")
@@ -289,7 +307,12 @@ func (g *gen) sms() {
 	} else {
 		g.attr("service_center", "null")
 	}
-	g.attr("read", "1")
+	if unread {
+		g.attr("read", "0")
+		g.sum.Unread++
+	} else {
+		g.attr("read", "1")
+	}
 	g.attr("status", "-1")
 	g.attr("locked", "0")
 	if in {

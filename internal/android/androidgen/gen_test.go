@@ -83,3 +83,44 @@ func TestGeneratedExportIsDeterministicAndReadsBackWhole(t *testing.T) {
 		t.Errorf("media size changed the messages (ids differ)")
 	}
 }
+
+// TestGeneratedExportHasUnreadAndFailedSends: Config.Unread leaves the
+// last incoming SMS unread and Config.FailedEvery marks outgoing SMS as
+// failed (type 5), and the importer reads them so (is_read, send error:
+// docs/tools.md); without them the output is unchanged.
+func TestGeneratedExportHasUnreadAndFailedSends(t *testing.T) {
+	base := Config{Messages: 2000, Seed: 42, Contacts: 60, Groups: 8}
+	plain, _ := export(t, base)
+	cfg := base
+	cfg.Unread, cfg.FailedEvery = 4, 50
+	doc, sum := export(t, cfg)
+	if sum.Unread != 4 || sum.Failed == 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	var unread, failed int
+	_, err := android.Import(context.Background(), bytes.NewReader(doc), android.ImportOptions{Region: "US"}, android.Sink{
+		Conversations: func([]model.Conversation) error { return nil },
+		Message: func(m model.Message) error {
+			if !m.FromMe && !m.IsRead && m.Kind != model.MsgGroupEvent {
+				unread++
+			}
+			if m.FromMe && m.Error != 0 {
+				failed++
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unread != sum.Unread || failed != sum.Failed {
+		t.Errorf("imported %d unread, %d failed; summary %+v", unread, failed, sum)
+	}
+	if _, plainSum := export(t, base); plainSum.Unread != 0 || plainSum.Failed != 0 {
+		t.Errorf("defaults changed: %+v", plainSum)
+	}
+	again, _ := export(t, base)
+	if !bytes.Equal(plain, again) {
+		t.Error("defaults not deterministic")
+	}
+}

@@ -42,6 +42,8 @@ type outMsg struct {
 	unsent          bool
 	event           *eventSpec
 	photo           string // attachment file name
+	audio           bool   // a voice note (Audio Message.caf)
+	transcript      string // the voice note's transcript, if any
 	cloud           bool   // the photo's file is not on disk (iCloud)
 	sticker         bool
 	alsoIn          *thread
@@ -519,6 +521,10 @@ func (g *gen) storyMessages(s storySpec) ([]*outMsg, error) {
 		if l.photo != "" {
 			m.photo, m.cloud = l.photo, l.cloud
 		}
+		if l.audio {
+			m.audio, m.text = true, ""
+			m.transcript = l.text
+		}
 		if l.alsoIn != "" {
 			m.alsoIn = g.byKey[l.alsoIn]
 		}
@@ -617,11 +623,16 @@ func (g *gen) write(m *outMsg) error {
 	// Attachment rows first: the body's runs name them.
 	var attIDs []int64
 	text, runs := m.text, m.runs
-	if m.photo != "" || m.sticker {
+	if m.photo != "" || m.sticker || m.audio {
 		attGUID := "at_0_" + uuid(g.r, m.t)
 		name, uti, mime, data := m.photo, "public.jpeg", "image/jpeg", g.photos[g.nAtt%len(g.photos)]
 		if p, ok := storyPhotos[name]; ok {
 			uti, mime, data = p.uti, p.mime, p.data()
+		}
+		if m.audio {
+			// A voice note: Messages keeps Apple's transcription on the
+			// attachment's run (IMAudioTranscription, docs/imessage.md).
+			name, uti, mime, data = "Audio Message.caf", "com.apple.coreaudio-format", "audio/x-caf", []byte("caff\x00\x01\x00\x00demo voice note")
 		}
 		var stored string
 		if m.sticker {
@@ -651,7 +662,7 @@ func (g *gen) write(m *outMsg) error {
 		if !m.sticker {
 			caption := text
 			text = "\ufffc" + caption
-			runs = []typedstream.Run{{Start: 0, End: 3, Part: 0, AttachmentGUID: attGUID, Filename: name}}
+			runs = []typedstream.Run{{Start: 0, End: 3, Part: 0, AttachmentGUID: attGUID, Filename: name, Transcription: m.transcript}}
 			if caption != "" {
 				runs = append(runs, typedstream.Run{Start: 3, End: len(text), Part: 1})
 			}

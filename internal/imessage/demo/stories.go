@@ -73,6 +73,7 @@ type lineSpec struct {
 	replyTo   string // line key
 	photo     string // attachment file name; the text becomes U+FFFC (+ caption)
 	cloud     bool   // the photo's file was never downloaded (kept in iCloud)
+	audio     bool   // a voice note: an audio attachment; the text is its transcript ("" for none)
 	sticker   bool   // a sticker attachment on a 2007/1000 reaction
 	runs      []runSpec
 	event     *eventSpec
@@ -338,6 +339,19 @@ func storySpecs(now time.Time) []storySpec {
 				queries: []string{"when is Emma's birthday", "how old is my sister"}}},
 		},
 		{
+			// Voice notes (docs/tools.md): one Messages transcribed, one it
+			// did not; the transcribed one is unread.
+			id: "mom-voice", title: "Voice notes from Mom about Sunday lunch", thread: "p:mom",
+			lines: []lineSpec{
+				{key: "voice2", from: "mom", day: 6, clock: "11:50", audio: true},
+				{key: "cant", from: "me", day: 6, clock: "12:00", text: "can't listen right now, in a meeting"},
+				{key: "voice", from: "mom", day: 6, clock: "12:15", audio: true, unread: true,
+					text: "Hi sweetie, Aunt Carol is coming on Sunday so bring the lemon tart please"},
+			},
+			facts: []factSpec{{text: "Mom's voice note: Aunt Carol is coming on Sunday and I should bring the lemon tart", evidence: []string{"voice"},
+				queries: []string{"what should I bring on Sunday"}}},
+		},
+		{
 			// Photos get_attachment shows (docs/tools.md): an iPhone HEIC, a
 			// portrait JPEG stored sideways with EXIF orientation 6 and a GPS
 			// position, and an older photo whose file is still in iCloud.
@@ -405,12 +419,15 @@ func Stories(now time.Time) []Story {
 				kind = "reaction"
 			case l.event != nil:
 				kind = "group_event"
-			case l.photo != "":
+			case l.photo != "", l.audio:
 				kind = "attachment"
 			}
 			text := l.text
-			if l.photo != "" {
+			switch {
+			case l.photo != "":
 				text = "\ufffc" + l.text
+			case l.audio:
+				text = "\ufffc" // the transcript is not the body
 			}
 			if l.unsent {
 				text = ""
