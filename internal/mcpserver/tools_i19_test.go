@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/service/servicetest"
+	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
 // voiceOut is a message or hit as far as voice notes, read state and send
@@ -182,18 +183,21 @@ func TestExplicitDatesAreExact(t *testing.T) {
 		}
 		return ids
 	}
-	day := func(y, m, d int) time.Time { return time.Date(y, time.Month(m), d, 0, 0, 0, 0, servicetest.Zone) }
+	// The demo's days move with the test dates (docs/testing.md), so every
+	// day named here comes from testclock.
+	day := func(y, m, d int) time.Time { return testclock.Date(y, time.Month(m), d, 0, 0, 0, 0, servicetest.Zone) }
+	date := func(y, m, d int) string { return day(y, m, d).Format(time.DateOnly) }
 	ms := time.Millisecond
 	tests := []struct {
 		name     string
 		from, to string
 		want     []string
 	}{
-		{"date-only values are whole days in the user's zone", "2026-11-21", "2026-11-21", between(day(2026, 11, 21), day(2026, 11, 22).Add(-ms))},
+		{"date-only values are whole days in the user's zone", date(2026, 11, 21), date(2026, 11, 21), between(day(2026, 11, 21), day(2026, 11, 22).Add(-ms))},
 		{"bounds at a message's instant include it", pkg.Format(time.RFC3339Nano), scarf.Format(time.RFC3339Nano), between(pkg, scarf)},
 		{"a millisecond past either end leaves it out", pkg.Add(ms).Format(time.RFC3339Nano), scarf.Add(-ms).Format(time.RFC3339Nano), between(pkg.Add(ms), scarf.Add(-ms))},
-		{"only date_to", "", "2026-11-09", between(time.Time{}, day(2026, 11, 10).Add(-ms))},
-		{"only date_from", "2026-11-29", "", between(day(2026, 11, 29), day(2100, 1, 1))},
+		{"only date_to", "", date(2026, 11, 9), between(time.Time{}, day(2026, 11, 10).Add(-ms))},
+		{"only date_from", date(2026, 11, 29), "", between(day(2026, 11, 29), day(2100, 1, 1))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,11 +227,13 @@ func TestExplicitDatesAreExact(t *testing.T) {
 	// search_messages: the transcript of the 24th's voice note is found
 	// with that day, not with the day before.
 	voice := storyMessage(t, story(t, env, "mom-voice"), "voice").GUID
+	at1215 := day(2026, 11, 24).Add(12*time.Hour + 15*time.Minute).Format(time.RFC3339)
 	for _, tc := range []struct {
 		from, to string
 		found    bool
-	}{{"2026-11-24", "2026-11-24", true}, {"2026-11-23", "2026-11-23", false}, {"2026-11-24T12:15:00-08:00", "2026-11-24T12:15:00-08:00", true},
-		{"2026-11-24T12:15:00.001-08:00", "", false}, {"", "2026-11-24T12:14:59.999-08:00", false}} {
+	}{{date(2026, 11, 24), date(2026, 11, 24), true}, {date(2026, 11, 23), date(2026, 11, 23), false}, {at1215, at1215, true},
+		{day(2026, 11, 24).Add(12*time.Hour + 15*time.Minute + ms).Format(time.RFC3339Nano), "", false},
+		{"", day(2026, 11, 24).Add(12*time.Hour + 15*time.Minute - ms).Format(time.RFC3339Nano), false}} {
 		var sr struct {
 			Hits []voiceOut `json:"hits"`
 		}
@@ -235,7 +241,7 @@ func TestExplicitDatesAreExact(t *testing.T) {
 		found := slices.ContainsFunc(sr.Hits, func(h voiceOut) bool { return h.MessageID == voice })
 		for _, h := range sr.Hits {
 			ts, _ := time.Parse(time.RFC3339, h.TS)
-			if tc.from != "" && ts.Before(day(2026, 11, 24)) || tc.to == "2026-11-23" {
+			if tc.from != "" && ts.Before(day(2026, 11, 24)) || tc.to == date(2026, 11, 23) {
 				t.Errorf("%s..%s: hit at %s", tc.from, tc.to, h.TS)
 			}
 		}
@@ -307,12 +313,13 @@ func TestSearchWithoutQueryBrowses(t *testing.T) {
 		ScanComplete *bool      `json:"scan_complete"`
 		NextCursor   string     `json:"next_cursor"`
 	}
-	ok(t, cs, "search_messages", map[string]any{"contact": "Mom", "date_from": "2026-11-24", "date_to": "2026-11-24", "limit": 100}, &br)
+	day := testclock.Date(2026, 11, 24, 0, 0, 0, 0, servicetest.Zone).Format(time.DateOnly) // the demo's days move with the test dates
+	ok(t, cs, "search_messages", map[string]any{"contact": "Mom", "date_from": day, "date_to": day, "limit": 100}, &br)
 	var want []string
 	var pg struct {
 		Messages []voiceOut `json:"messages"`
 	}
-	ok(t, cs, "get_conversation_messages", map[string]any{"chat": "Mom", "date_from": "2026-11-24", "date_to": "2026-11-24", "limit": 200}, &pg)
+	ok(t, cs, "get_conversation_messages", map[string]any{"chat": "Mom", "date_from": day, "date_to": day, "limit": 200}, &pg)
 	for _, m := range pg.Messages {
 		if m.Text != "" || m.Transcript != "" {
 			want = append(want, m.ID)
@@ -331,7 +338,7 @@ func TestSearchWithoutQueryBrowses(t *testing.T) {
 		Hits       []voiceOut `json:"hits"`
 		NextCursor string     `json:"next_cursor"`
 	}
-	ok(t, cs, "search_messages", map[string]any{"contact": "Mom", "date_from": "2026-11-24", "date_to": "2026-11-24", "limit": 1}, &first)
+	ok(t, cs, "search_messages", map[string]any{"contact": "Mom", "date_from": day, "date_to": day, "limit": 1}, &first)
 	if len(first.Hits) != 1 || first.Hits[0].MessageID != want[0] || first.NextCursor == "" {
 		t.Errorf("first page = %+v", first)
 	}
