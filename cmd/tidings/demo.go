@@ -122,7 +122,7 @@ func serveDemo(ctx context.Context, env *ServeEnv) error {
 	}
 	// The demo's home remembers its contacts, so the commands the hint
 	// prints (`tidings dossier --home DIR Linda`) know the names.
-	if _, err := config.Remember(dir, "contacts", []string{filepath.Join(dir, "contacts.vcf")}); err != nil {
+	if _, err := config.Remember(dir, "contacts.sources", []string{filepath.Join(dir, "contacts.vcf")}); err != nil {
 		env.Logger.Warn("the demo's contacts are not remembered in its config.toml", "err", err)
 	}
 	cfg.Home = dir

@@ -239,7 +239,7 @@ func rememberContacts(cfg *config.Config, w io.Writer, logger *slog.Logger) {
 		}
 		paths[i] = p
 	}
-	wrote, err := config.Remember(cfg.Home, "contacts", paths)
+	wrote, err := config.Remember(cfg.Home, "contacts.sources", paths)
 	switch {
 	case err != nil:
 		logger.Warn("contacts not remembered in config.toml; pass --contacts again next time", "err", err)

@@ -69,6 +69,28 @@ type DAVAccount struct {
 	CAFile      string   `toml:"ca_file"`
 }
 
+// ContactAccount is one [[contacts.accounts]] entry: a CardDAV account
+// (URL, with the DAVAccount fields) or a local folder of vCard files, one
+// card per .vcf (Folder) — exactly one of the two (docs/configuration.md,
+// "Contacts").
+type ContactAccount struct {
+	Name string `toml:"name"`
+	// URL is the CardDAV server's https:// URL (http:// to loopback only).
+	URL      string `toml:"url"`
+	Username string `toml:"username"`
+	// Exactly one of PasswordEnv and PasswordCmd when Username is set.
+	PasswordEnv string   `toml:"password_env"`
+	PasswordCmd []string `toml:"password_cmd"`
+	CAFile      string   `toml:"ca_file"`
+	// Folder is an absolute path to a folder of .vcf files.
+	Folder string `toml:"folder"`
+}
+
+// DAV is the CardDAV half of the entry.
+func (a ContactAccount) DAV() DAVAccount {
+	return DAVAccount{Name: a.Name, URL: a.URL, Username: a.Username, PasswordEnv: a.PasswordEnv, PasswordCmd: a.PasswordCmd, CAFile: a.CAFile}
+}
+
 // CalendarFile is one [[calendar.files]] entry: an ICS file (Path) or URL.
 type CalendarFile struct {
 	Name string `toml:"name"`
@@ -129,7 +151,17 @@ func (c *Config) validateAccounts() error {
 		if err != nil {
 			return err
 		}
-		if err := checkDAV(id, a); err != nil {
+		switch {
+		case (a.URL == "") == (a.Folder == ""):
+			return fmt.Errorf("%s: set exactly one of url and folder", id)
+		case a.Folder != "" && !filepath.IsAbs(a.Folder):
+			return fmt.Errorf("%s: folder %q must be an absolute path", id, a.Folder)
+		case a.Folder != "" && (a.Username != "" || a.PasswordEnv != "" || a.PasswordCmd != nil || a.CAFile != ""):
+			return fmt.Errorf("%s: a folder takes no username or password (or ca_file)", id)
+		case a.Folder != "":
+			continue
+		}
+		if err := checkDAV(id, a.DAV()); err != nil {
 			return err
 		}
 	}

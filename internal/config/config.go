@@ -27,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -118,10 +119,11 @@ type Config struct {
 	// config.toml only: passwords come from password_env or password_cmd.
 	Mail     Mail     `toml:"mail"`
 	Calendar Calendar `toml:"calendar"`
-	// ContactAccounts is [[contacts.accounts]]. While the top-level
-	// contacts key is a list of paths, the contacts table is decoded by
-	// hand (decodeFile); issue 18 moves the list into [contacts].
-	ContactAccounts []DAVAccount `toml:"-"`
+	// ContactAccounts is [[contacts.accounts]]: CardDAV accounts and vCard
+	// folders. The [contacts] table (sources and accounts) is decoded by
+	// hand (decodeFile), because the old top-level contacts list shares
+	// its key.
+	ContactAccounts []ContactAccount `toml:"-"`
 
 	LogLevel string `toml:"log_level" env:"TIDINGS_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn, error (logs go to stderr)"`
 
@@ -413,7 +415,7 @@ func decodeFile(c *Config, data []byte, fields []field) error {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) && strings.Contains(pe.Message, "'contacts'") {
-			return errors.New(`contacts = [...] and [[contacts.accounts]] cannot both be in the file (TOML lets "contacts" be a list or a table, not both): keep the accounts here and give the paths with TIDINGS_CONTACTS or --contacts`)
+			return errors.New(`contacts = [...] and a [contacts] table cannot both be in the file (TOML lets "contacts" be a list or a table, not both): move the paths into the table as [contacts] sources = [...]`)
 		}
 		if strings.Contains(err.Error(), `.password_cmd"`) && strings.Contains(err.Error(), "type string") {
 			return errors.New(`password_cmd is a list of arguments run without a shell, e.g. ["pass", "show", "mail/work"], not a command line`)
@@ -431,18 +433,23 @@ func decodeFile(c *Config, data []byte, fields []field) error {
 	if md.IsDefined("contacts") {
 		prim := fv.Elem().Field(contactsField()).Interface().(toml.Primitive)
 		if md.Type("contacts") == "Array" {
+			// The old form: still read, with one notice naming the new
+			// one (docs/configuration.md, "Contacts").
 			contactsList = true
 			if err := md.PrimitiveDecode(prim, &fc.Contacts); err != nil {
 				return fmt.Errorf("contacts: want a list of paths: %w", err)
 			}
+			slog.Info(`config.toml: contacts = [...] is the old form of the contacts sources; write [contacts] sources = [...] instead (docs/configuration.md, "Contacts")`)
 		} else {
-			var table struct {
-				Accounts []DAVAccount `toml:"accounts"`
-			}
+			var table contactsTable
 			if err := md.PrimitiveDecode(prim, &table); err != nil {
-				return fmt.Errorf("contacts: want a list of paths (contacts = [...]) or [[contacts.accounts]] tables: %w", err)
+				return fmt.Errorf("contacts: want a [contacts] table (sources = [...], [[contacts.accounts]]) or the old list of paths: %w", err)
 			}
 			fc.ContactAccounts = table.Accounts
+			if md.IsDefined("contacts", "sources") {
+				contactsList = true
+				fc.Contacts = table.Sources
+			}
 		}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
@@ -472,7 +479,10 @@ func unknownKey(key string, fields []field) error {
 		}
 	}
 	if strings.HasPrefix(key, "contacts.accounts.") {
-		return fmt.Errorf("unknown key %q (keys of [[contacts.accounts]]: %s)", key, strings.Join(tableKeys(reflect.TypeFor[DAVAccount]()), ", "))
+		return fmt.Errorf("unknown key %q (keys of [[contacts.accounts]]: %s)", key, strings.Join(tableKeys(reflect.TypeFor[ContactAccount]()), ", "))
+	}
+	if strings.HasPrefix(key, "contacts.") {
+		return fmt.Errorf("unknown key %q (keys of [contacts]: %s)", key, strings.Join(tableKeys(reflect.TypeFor[contactsTable]()), ", "))
 	}
 	return fmt.Errorf("unknown key %q (known keys: %s)", key, strings.Join(fileKeys(fields), ", "))
 }
@@ -513,7 +523,14 @@ func fileKeys(fields []field) []string {
 			out = append(out, f.key)
 		}
 	}
-	return append(out, "contacts.accounts")
+	return append(out, "contacts.sources", "contacts.accounts")
+}
+
+// contactsTable is the [contacts] table: the read sources and the
+// accounts the Contacts service writes to.
+type contactsTable struct {
+	Sources  []string         `toml:"sources"`
+	Accounts []ContactAccount `toml:"accounts"`
 }
 
 // field is one leaf setting found by walking Config's struct tags.
@@ -676,8 +693,14 @@ func Keys() []KeyInfo {
 		}
 		out = append(out, k)
 	}
-	// [[contacts.accounts]] is decoded by hand (decodeFile).
-	return append(out, KeyInfo{TOML: "contacts.accounts", Usage: "CardDAV accounts"})
+	// The [contacts] table is decoded by hand (decodeFile): the contacts
+	// setting above is its sources (or the old top-level list).
+	for i := range out {
+		if out[i].TOML == "contacts" {
+			out[i].TOML = "contacts.sources"
+		}
+	}
+	return append(out, KeyInfo{TOML: "contacts.accounts", Usage: "contacts accounts: CardDAV (url) or a vCard folder (folder)"})
 }
 
 // KeyInfo describes one setting.
@@ -689,8 +712,10 @@ type KeyInfo struct {
 // file already sets key, so a source given once on the command line (the
 // contacts `tidings index` loaded, the demo's files) is known to every
 // later command of that home (docs/configuration.md, "Remembered
-// sources"). The line goes before the first table, where a top-level key
-// must be; the rest of the file is kept byte for byte. It reports whether
+// sources"). A top-level key goes before the first table, where it must
+// be; a table key ("contacts.sources") goes under its table's header, or
+// into a new table at the end. The rest of the file is kept byte for
+// byte. It reports whether
 // it wrote. A file that does not parse is left alone (the next command
 // reports it).
 func Remember(home, key string, values []string) (bool, error) {
@@ -701,11 +726,18 @@ func Remember(home, key string, values []string) (bool, error) {
 	}
 	var top map[string]any
 	md, err := toml.Decode(string(data), &top)
-	if err != nil || md.IsDefined(key) {
+	table, leaf, inTable := strings.Cut(key, ".")
+	if err != nil || md.IsDefined(strings.Split(key, ".")...) || (inTable && md.Type(table) == "Array") {
+		// Already set (for a table key, also in the old top-level list
+		// form of its table's name, e.g. contacts = [...]).
 		return false, nil
 	}
 	var line strings.Builder
-	fmt.Fprintf(&line, "# remembered by tidings (%s given on the command line)\n%s = [", key, key)
+	fmt.Fprintf(&line, "# remembered by tidings (%s given on the command line)\n%s = [", key, leaf)
+	if !inTable {
+		line.Reset()
+		fmt.Fprintf(&line, "# remembered by tidings (%s given on the command line)\n%s = [", key, key)
+	}
 	for i, v := range values {
 		if i > 0 {
 			line.WriteString(", ")
@@ -714,24 +746,29 @@ func Remember(home, key string, values []string) (bool, error) {
 	}
 	line.WriteString("]\n")
 	text := string(data)
-	at := len(text)
-	for i := 0; i < len(text); {
-		end := strings.IndexByte(text[i:], '\n')
-		if end < 0 {
-			end = len(text) - i
+	var out string
+	if inTable {
+		out = rememberInTable(text, table, line.String())
+	} else {
+		at := len(text)
+		for i := 0; i < len(text); {
+			end := strings.IndexByte(text[i:], '\n')
+			if end < 0 {
+				end = len(text) - i
+			}
+			if strings.HasPrefix(strings.TrimSpace(text[i:i+end]), "[") {
+				at = i
+				break
+			}
+			i += end + 1
 		}
-		if strings.HasPrefix(strings.TrimSpace(text[i:i+end]), "[") {
-			at = i
-			break
+		head := text[:at]
+		if head != "" && !strings.HasSuffix(head, "\n") {
+			head += "\n"
 		}
-		i += end + 1
+		out = head + line.String() + text[at:]
 	}
-	head := text[:at]
-	if head != "" && !strings.HasSuffix(head, "\n") {
-		head += "\n"
-	}
-	out := head + line.String() + text[at:]
-	if md, err := toml.Decode(out, &top); err != nil || !md.IsDefined(key) {
+	if md, err := toml.Decode(out, &top); err != nil || !md.IsDefined(strings.Split(key, ".")...) {
 		return false, fmt.Errorf("%s: could not add %s without changing the meaning of the file; add it by hand", path, key)
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
@@ -746,6 +783,36 @@ func Remember(home, key string, values []string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// rememberInTable puts line (a key of table) right under the file's
+// [table] header, or, when there is none, in a new [table] at the end of
+// the file: a super-table may be declared after its sub-tables
+// ([[contacts.accounts]]), so the rest of the file keeps its meaning.
+func rememberInTable(text, table, line string) string {
+	for i := 0; i < len(text); {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text) - i
+		}
+		l := strings.TrimSpace(text[i : i+end])
+		if l == "["+table+"]" || strings.HasPrefix(l, "["+table+"]") && strings.HasPrefix(strings.TrimSpace(l[len(table)+2:]), "#") {
+			at := i + end
+			if at < len(text) {
+				at++
+				return text[:at] + line + text[at:]
+			}
+			return text + "\n" + line
+		}
+		i += end + 1
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if text != "" {
+		text += "\n"
+	}
+	return text + "[" + table + "]\n" + line
 }
 
 // tomlString is s as a TOML basic string.

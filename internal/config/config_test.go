@@ -342,3 +342,51 @@ func TestRememberWritesATopLevelKeyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRememberWritesContactsSourcesInTheTable: remembered contacts go into
+// [contacts] sources (the new form, docs/configuration.md "Contacts"):
+// under an existing [contacts] header, or in a new table at the end (after
+// [[contacts.accounts]] too), keeping the rest of the file; a file that
+// already names sources, in either form, is left alone.
+func TestRememberWritesContactsSourcesInTheTable(t *testing.T) {
+	for _, tc := range []struct {
+		name, before string
+		wrote        bool
+		accounts     int
+	}{
+		{"no file", "", true, 0},
+		{"top-level keys", "region = \"FR\"\n", true, 0},
+		{"after account tables", "region = \"FR\"\n[[contacts.accounts]]\nname = \"local\"\nfolder = \"/cards\"\n", true, 1},
+		{"under an existing header", "[contacts]\n[[contacts.accounts]]\nname = \"local\"\nfolder = \"/cards\"\n", true, 1},
+		{"new form already set", "[contacts]\nsources = [\"/elsewhere.vcf\"]\n", false, 0},
+		{"old form already set", "contacts = [\"/elsewhere.vcf\"]\n", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			if tc.before != "" {
+				os.WriteFile(filepath.Join(home, FileName), []byte(tc.before), 0o600)
+			}
+			wrote, err := Remember(home, "contacts.sources", []string{"/x/contacts.vcf"})
+			if err != nil || wrote != tc.wrote {
+				t.Fatalf("wrote %v, err %v", wrote, err)
+			}
+			data, _ := os.ReadFile(filepath.Join(home, FileName))
+			if tc.wrote && (!strings.Contains(string(data), "sources = [\"/x/contacts.vcf\"]") || strings.Contains(string(data), "\ncontacts = [")) {
+				t.Errorf("not the [contacts] sources form:\n%s", data)
+			}
+			cfg, err := Bind(nil).Load(func(k string) string { return map[string]string{"TIDINGS_HOME": home}[k] })
+			if err != nil {
+				t.Fatalf("%v\n%s", err, data)
+			}
+			if tc.wrote && (len(cfg.Contacts) != 1 || cfg.Contacts[0] != "/x/contacts.vcf") {
+				t.Errorf("contacts = %q", cfg.Contacts)
+			}
+			if !tc.wrote && (len(cfg.Contacts) != 1 || cfg.Contacts[0] != "/elsewhere.vcf") {
+				t.Errorf("an existing key was changed: %q", cfg.Contacts)
+			}
+			if len(cfg.ContactAccounts) != tc.accounts || (strings.HasPrefix(tc.before, "region") && cfg.Region != "FR") {
+				t.Errorf("the rest of the file changed meaning: %d accounts, region %q", len(cfg.ContactAccounts), cfg.Region)
+			}
+		})
+	}
+}
