@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/tidings-mcp/tidings/internal/addressbook"
 	"github.com/tidings-mcp/tidings/internal/calendar"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
@@ -22,4 +23,5 @@ var Services = []mcpserver.ServiceFactory{
 	maps.New,
 	calendar.New,
 	calendar.NewReminders,
+	addressbook.New,
 }
