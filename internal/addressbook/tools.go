@@ -197,12 +197,22 @@ func groupRows(ctx context.Context, l Loaded) ([]Entry, scope.ScopedRows, error)
 		return nil, scope.ScopedRows{}, err
 	}
 	var groups []Entry
-	var rows []scope.Row
 	for _, e := range l.Entries {
 		if e.View.GroupKind != "" {
 			groups = append(groups, e)
-			rows = append(rows, scope.Row{Account: e.Book.Account, Name: e.View.FullName, ID: e.ID()})
 		}
+	}
+	// By path, whatever order the server answered in.
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := scope.Fold(groups[i].Book.Account+"/"+groups[i].View.FullName), scope.Fold(groups[j].Book.Account+"/"+groups[j].View.FullName)
+		if a != b {
+			return a < b
+		}
+		return groups[i].ID() < groups[j].ID()
+	})
+	rows := make([]scope.Row, len(groups))
+	for i, e := range groups {
+		rows[i] = scope.Row{Account: e.Book.Account, Name: e.View.FullName, ID: e.ID()}
 	}
 	sr := sc.Rows(scope.Contacts, rows)
 	sr.Noun = "contact group"

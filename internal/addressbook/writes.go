@@ -21,16 +21,16 @@ import (
 // byte) and reads back what it wrote.
 
 type fieldsIn struct {
-	Name       *string     `json:"name,omitempty" jsonschema:"full name"`
-	GivenName  *string     `json:"given_name,omitempty"`
-	FamilyName *string     `json:"family_name,omitempty"`
-	Org        *string     `json:"org,omitempty"`
-	Title      *string     `json:"title,omitempty"`
+	Name       *string   `json:"name,omitempty" jsonschema:"full name"`
+	GivenName  *string   `json:"given_name,omitempty"`
+	FamilyName *string   `json:"family_name,omitempty"`
+	Org        *string   `json:"org,omitempty"`
+	Title      *string   `json:"title,omitempty"`
 	Phones     *[]string `json:"phones,omitempty" jsonschema:"\"+49 30 1234567\" or \"mobile: …\"; replaces all"`
 	Emails     *[]string `json:"emails,omitempty" jsonschema:"as phones"`
 	Addresses  *[]string `json:"addresses,omitempty" jsonschema:"as phones, one line each"`
-	Birthday   *string     `json:"birthday,omitempty" jsonschema:"YYYY-MM-DD"`
-	Note       *string     `json:"note,omitempty"`
+	Birthday   *string   `json:"birthday,omitempty" jsonschema:"YYYY-MM-DD"`
+	Note       *string   `json:"note,omitempty"`
 }
 
 // toTyped reads "value" or "label: value" items (a label is one word or
@@ -513,9 +513,11 @@ func memberTool(st *Store, add bool) mcpserver.Tool {
 			if card.View.UID == "" {
 				return nil, memberOut{}, errors.New("this card has no UID, so no group can name it")
 			}
-			changed := g.Card.RemoveMember(card.View.UID)
+			var changed bool
 			if add {
 				changed = g.Card.AddMember(card.View.UID)
+			} else {
+				changed = g.Card.RemoveMember(card.View.UID)
 			}
 			if changed {
 				back, err := st.writeBack(ctx, g, "")
