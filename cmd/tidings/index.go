@@ -224,6 +224,18 @@ func loadContacts(ctx context.Context, ix *index.Index, cfg *config.Config, w io
 		}
 		fmt.Fprintf(w, "contacts: %d cards from %s\n", n, p)
 	}
+	if src, _ := accountCards(cfg, slog.Default()); src != nil {
+		cards, err := src.Contacts(ctx)
+		if err != nil {
+			fmt.Fprintf(w, "contacts accounts: %v\n", err)
+			return nil
+		}
+		n, err := ix.LoadContacts(ctx, src.Key(), cards)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "contacts: %d cards from the contacts accounts\n", n)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tidings-mcp/tidings/internal/addressbook"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -105,7 +106,7 @@ func policyGate(cfg *config.Config) *service.Gate {
 // files changes. With ix non-nil every load is also stored in the index,
 // so conversation labels use the same names. nil when there is neither.
 func contactBook(cfg *config.Config, ix *index.Index, logger *slog.Logger) *service.FileBook {
-	if len(cfg.Contacts) == 0 && len(cfg.AndroidXML) == 0 {
+	if len(cfg.Contacts) == 0 && len(cfg.AndroidXML) == 0 && len(cfg.ContactAccounts) == 0 {
 		return nil
 	}
 	fb := &service.FileBook{Paths: cfg.Contacts, Region: cfg.Region,
@@ -114,6 +115,12 @@ func contactBook(cfg *config.Config, ix *index.Index, logger *slog.Logger) *serv
 		a := androidindex.New(cfg.AndroidXML, cfg.Region)
 		a.Logger = logger
 		fb.Sources, fb.SourceFiles = []service.CardSource{a}, cfg.AndroidXML
+	}
+	// The Contacts service's accounts (docs/contacts.md, "Accounts"):
+	// their cards name conversations too; a folder's changes reload the
+	// book, a CardDAV account is read at every reload.
+	if src, folders := accountCards(cfg, logger); src != nil {
+		fb.Sources, fb.SourceFiles = append(fb.Sources, src), append(fb.SourceFiles, folders...)
 	}
 	if ix != nil {
 		fb.OnLoad = func(ctx context.Context, cards map[string][]model.Contact) error {
@@ -304,4 +311,20 @@ func refreshDossiers(ctx context.Context, svc *service.Service, logger *slog.Log
 			logger.Debug("dossiers refreshed", "count", n)
 		}
 	}
+}
+
+// accountCards is the [[contacts.accounts]] entries as a card source of
+// the contact book, with the folders whose changes reload it; nil when
+// there is none (or the accounts are misconfigured, which the Contacts
+// service reports).
+func accountCards(cfg *config.Config, logger *slog.Logger) (service.CardSource, []string) {
+	if len(cfg.ContactAccounts) == 0 {
+		return nil, nil
+	}
+	st, err := addressbook.StoreFromConfig(cfg, cfg.Now)
+	if err != nil {
+		logger.Warn("contacts accounts are not read into the contact book", "err", err)
+		return nil, nil
+	}
+	return addressbook.BookSource{Store: st}, st.Folders()
 }

@@ -234,6 +234,13 @@ func (c *Card) Apply(f Fields, now time.Time) {
 	setText("TITLE", f.Title)
 	setText("NOTE", f.Note)
 	setText("BDAY", f.Birthday)
+	if f.FullName != nil && f.Given == nil && f.Family == nil && strings.TrimSpace(*f.FullName) != "" && c.GroupKind() == "" {
+		// A new full name without its parts: N follows it (last word as
+		// the family name), so the two never name two people.
+		words := strings.Fields(*f.FullName)
+		family, given := words[len(words)-1], strings.Join(words[:len(words)-1], " ")
+		f.Given, f.Family = &given, &family
+	}
 	if f.Given != nil || f.Family != nil {
 		parts := SplitValue(c.Raw("N"), ';')
 		for len(parts) < 5 {
