@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tidings-mcp/tidings/internal/addressbook"
 	"github.com/tidings-mcp/tidings/internal/calendar"
 	"io"
 	"log/slog"
@@ -147,6 +148,13 @@ func serveDemo(ctx context.Context, env *ServeEnv) error {
 		return err
 	}
 	cfg.Calendar = config.Calendar{Files: []config.CalendarFile{{Name: "Demo", Path: ics}}}
+	// The demo vCard folder (people of the demo messages, two groups) is
+	// the only contacts account in demo mode (docs/tools.md, "Contacts").
+	cards, err := addressbook.WriteDemo(dir)
+	if err != nil {
+		return err
+	}
+	cfg.ContactAccounts = []config.ContactAccount{{Name: "Demo", Folder: cards}}
 	counts, err := indexDemo(ctx, cfg, env.Logger)
 	if err != nil {
 		return fmt.Errorf("index the demo data: %w", err)

@@ -62,6 +62,14 @@ func checkDemoSession(t *testing.T, c *mcpClient, dataNow time.Time) {
 	if b := mustJSON(c.mustCall("reminders_list", nil)); !strings.Contains(b, "Renew passport") || strings.Contains(b, "Pay rent") {
 		t.Errorf("reminders_list = %s, want the open demo to-dos only", clip([]byte(b)))
 	}
+	// The demo's vCard folder serves the contacts tools with no account,
+	// both group kinds included.
+	if b := mustJSON(c.mustCall("contacts_list_groups", nil)); !strings.Contains(b, `"path":"Demo/Family"`) || !strings.Contains(b, `"path":"Demo/Climbing crew"`) {
+		t.Errorf("contacts_list_groups = %s, want Demo/Family and Demo/Climbing crew", b)
+	}
+	if b := mustJSON(c.mustCall("contacts_search", map[string]any{"query": "617 555 0192"})); !strings.Contains(b, "Linda Morgan") || !strings.Contains(b, "Demo/Family") {
+		t.Errorf("contacts_search = %s, want Linda Morgan in Demo/Family", clip([]byte(b)))
+	}
 
 	story := lukasStory(t, dataNow)
 	lukas := story.With[0]
