@@ -304,3 +304,22 @@ func TestAllTenToolsAgainstRadicale(t *testing.T) {
 	st := testStore(policyHome(t, true), r.backend(t, "dav", "alice"))
 	exerciseAllTen(t, clients(t, nil, ContactsService(st))["stdio"], "dav", "carddav")
 }
+
+// TestAmbiguousAddressBooksAreRefusedNamingBoth: a CardDAV account with
+// two address books given one display name (servers allow it) is never
+// guessed at: a create without address_book asks, and naming the shared
+// name is refused with both hrefs.
+func TestAmbiguousAddressBooksAreRefusedNamingBoth(t *testing.T) {
+	r := startRadicale(t)
+	r.mkaddressbook(t, "alice", "one", "Contacts")
+	r.mkaddressbook(t, "alice", "two", "Contacts")
+	st := testStore(policyHome(t, false), r.backend(t, "dav", "alice"))
+	cs := clients(t, nil, ContactsService(st))["stdio"]
+	if msg, _, _ := call(t, cs, "contacts_create", map[string]any{"name": "X"}, nil); !strings.Contains(msg, "several address books") {
+		t.Errorf("no address_book: %q", msg)
+	}
+	msg, _, _ := call(t, cs, "contacts_create", map[string]any{"name": "X", "address_book": "Contacts"}, nil)
+	if !strings.Contains(msg, "both named") || !strings.Contains(msg, "/alice/one/") || !strings.Contains(msg, "/alice/two/") {
+		t.Errorf("the shared name: %q", msg)
+	}
+}
