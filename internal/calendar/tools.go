@@ -48,6 +48,9 @@ type Options struct {
 // --bridge`, where the helper answers, opens nothing).
 func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 	s := &Store{Loc: cfg.Location(), Now: now}
+	if cfg.Home != "" {
+		s.SearchPath = cfg.Path("calendar.db")
+	}
 	for _, a := range cfg.Calendar.Accounts {
 		src := account.PasswordSource{Account: fmt.Sprintf("calendar account %q", a.Name), Env: a.PasswordEnv, Cmd: a.PasswordCmd}
 		var once sync.Once
@@ -257,11 +260,12 @@ func listCalendarsTool(st *Store) mcpserver.Tool {
 }
 
 type listEventsIn struct {
-	DateFrom     string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or date-time in the user's time zone (default: today)"`
-	DateTo       string        `json:"date_to,omitempty" jsonschema:"ISO-8601; a date alone includes that whole day (default: 7 days after date_from)"`
-	CalendarName string        `json:"calendar_name,omitempty" jsonschema:"Account/Name from calendars_list (default: every calendar in scope)"`
-	Limit        coerce.Number `json:"limit,omitzero" jsonschema:"maximum events, 1-500 (default 100)"`
-	Cursor       string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	DateFrom     string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or date-time, user's zone (default: today)"`
+	DateTo       string        `json:"date_to,omitempty" jsonschema:"ISO-8601; a date counts whole (default: date_from + 7 days)"`
+	CalendarName string        `json:"calendar_name,omitempty" jsonschema:"Account/Name from calendars_list (default: all in scope)"`
+	Limit        coerce.Number `json:"limit,omitzero" jsonschema:"max events, 1-500 (default 100)"`
+	Cursor       string        `json:"cursor,omitempty" jsonschema:"next_cursor of the last page"`
+	Query        string        `json:"query,omitempty" jsonschema:"words in title, location or notes; dates then default to ±6 months"`
 }
 
 // eventOut is one occurrence. Times are in the user's time zone; an
@@ -346,7 +350,7 @@ func EventOut(e Event, loc *time.Location) eventOut {
 func listEventsTool(st *Store) mcpserver.Tool {
 	return mcpserver.Define(mcpserver.Tool{
 		Name: "calendars_list_events", Title: "List calendar events",
-		Description: "Events overlapping a window, recurring ones expanded, sorted by start. Times are in the user's time zone; all-day events have dates (end = last day).",
+		Description: "Events in a window, recurrences expanded, by start; times in the user's zone, all-day events as dates (end = last day).",
 		Toolset:     mcpserver.ToolsetCalendar, Bridged: true, OutputSchema: eventsSchema,
 		ReadOnly: mcpserver.Yes, Destructive: mcpserver.No, Idempotent: mcpserver.Yes, OpenWorld: mcpserver.No,
 	}, func(*mcpserver.Deps) mcp.ToolHandlerFor[listEventsIn, listEventsOut] {
@@ -362,6 +366,10 @@ func listEventsTool(st *Store) mcpserver.Tool {
 			from, to, err := Window(in.DateFrom, in.DateTo, st.Now(), st.Loc)
 			if err != nil {
 				return nil, listEventsOut{}, err
+			}
+			search := strings.TrimSpace(in.Query) != ""
+			if search && strings.TrimSpace(in.DateFrom) == "" && strings.TrimSpace(in.DateTo) == "" {
+				from, to = from.AddDate(0, -6, 0), from.AddDate(0, 6, 0)
 			}
 			cols, sr, problems, err := scoped(ctx, st, Events, scope.Calendar, "calendar")
 			if err != nil {
@@ -384,7 +392,12 @@ func listEventsTool(st *Store) mcpserver.Tool {
 			for k, i := range idx {
 				sel[k] = cols[i]
 			}
-			res, err := st.Events(ctx, sel, from, to)
+			var res EventsResult
+			if search {
+				res, err = st.SearchEvents(ctx, sel, in.Query, from, to)
+			} else {
+				res, err = st.Events(ctx, sel, from, to)
+			}
 			if err != nil {
 				return nil, listEventsOut{}, err
 			}
@@ -617,7 +630,7 @@ var (
 			"events":   {Type: "array", Description: "calendar, uid, title, start, end, all_day, time_zone, recurring, location, status, organizer, attendees, description"},
 			"page":     {Type: "object", Description: "returned, total, truncated, next_cursor, note"},
 			"problems": {Type: "array"},
-			"hidden":   {Type: "object", Description: "count, note: events hidden by the read policy"},
+			"hidden":   {Type: "object", Description: "count hidden by the read policy"},
 		},
 	}
 	createdSchema = &jsonschema.Schema{
