@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -371,4 +372,79 @@ func TestQueryParametersSearchTheSyncedStore(t *testing.T) {
 	if msg, _ := call(t, cs, "reminders_list", map[string]any{"query": "?!"}, nil); !strings.Contains(msg, "at least one word") {
 		t.Errorf("a query without words = %q, want one clear sentence", msg)
 	}
+}
+
+// BenchmarkSyncRadicale measures the sync against a real Radicale
+// holding benchEvents events (docs/benchmarks.md, "Calendar sync"): a
+// first sync into an empty store, a re-sync with nothing changed, and a
+// re-sync after 10 modifications, 5 additions and 5 deletions.
+func BenchmarkSyncRadicale(b *testing.B) {
+	const benchEvents = 500
+	r := startRadicale(b)
+	r.mkcalendar(b, "alice", "work", "Work", "VEVENT")
+	for i := range benchEvents {
+		r.put(b, "alice", benchHref(i), benchEvent(i, "Meeting"))
+	}
+	st := &Store{Backends: []Backend{r.backend(b, "alice", "alice")}, Loc: time.UTC, Now: testclock.Anchor}
+	ctx := context.Background()
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			ix, err := OpenSyncIndex(ctx, filepath.Join(b.TempDir(), "calendar.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if rep, err := ix.Sync(ctx, st); err != nil || rep.Written != benchEvents {
+				b.Fatalf("%+v %v", rep, err)
+			}
+			b.StopTimer()
+			ix.Close()
+			b.StartTimer()
+		}
+	})
+	ix, err := OpenSyncIndex(ctx, filepath.Join(b.TempDir(), "calendar.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("unchanged", func(b *testing.B) {
+		for b.Loop() {
+			if rep, err := ix.Sync(ctx, st); err != nil || rep.Unchanged != 1 {
+				b.Fatalf("%+v %v", rep, err)
+			}
+		}
+	})
+	round := 0
+	b.Run("after-edits", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			round++
+			for i := range 10 {
+				r.put(b, "alice", benchHref(i), benchEvent(i, fmt.Sprintf("Meeting v%d", round)))
+			}
+			for i := range 5 {
+				r.put(b, "alice", benchHref(benchEvents+round*5+i), benchEvent(benchEvents+round*5+i, "Added"))
+				r.do(b, "alice", http.MethodDelete, benchHref(benchEvents-1-round*5-i), "", "", http.StatusOK, http.StatusNoContent)
+			}
+			b.StartTimer()
+			if _, err := ix.Sync(ctx, st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func benchHref(i int) string { return fmt.Sprintf("/alice/work/bench-%d.ics", i) }
+
+// benchEvent is a weekly event with a description, i hours after the
+// set's first day.
+func benchEvent(i int, title string) string {
+	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour) // literal date: inside the set's window, like the set
+	return wrapCal("", fmt.Sprintf("BEGIN:VEVENT\r\nUID:bench-%d@set\r\nDTSTAMP:20260101T000000Z\r\nSUMMARY:%s %d\r\n"+
+		"DTSTART:%s\r\nDURATION:PT1H\r\nRRULE:FREQ=WEEKLY;COUNT=10\r\nLOCATION:Room %d\r\n"+
+		"DESCRIPTION:Agenda item %d: budget, hiring and the roadmap.\r\nEND:VEVENT\r\n", i, title, i, start.Format("20060102T150405Z"), i%40, i))
 }
