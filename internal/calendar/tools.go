@@ -56,7 +56,7 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 		var once sync.Once
 		var secret account.Secret
 		var perr error
-		d, err := NewCalDAV(DAVConfig{Account: a.Name, URL: a.URL, Username: a.Username, CAFile: a.CAFile,
+		d, err := NewCalDAV(DAVConfig{Account: a.Name, URL: a.URL, Username: a.Username, CAFile: a.CAFile, Email: a.Email,
 			Password: func(ctx context.Context) (account.Secret, error) {
 				once.Do(func() { secret, perr = src.Resolve(ctx, account.Options{}) })
 				return secret, perr
@@ -67,6 +67,9 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 		s.Backends = append(s.Backends, d)
 		if a.Username != "" {
 			s.Self = append(s.Self, a.Username)
+		}
+		if a.Email != "" {
+			s.Self = append(s.Self, a.Email)
 		}
 	}
 	for _, f := range cfg.Calendar.Files {
@@ -486,6 +489,9 @@ func createEventTool(st *Store, o Options) mcpserver.Tool {
 			if err != nil {
 				return nil, createEventOut{}, err
 			}
+			if err := organize(ev, b); err != nil {
+				return nil, createEventOut{}, err
+			}
 			uid := propText(ev.Children[0], ical.PropUID)
 			href, err := b.Put(ctx, c, strings.TrimSuffix(uid, "@tidings")+".ics", ev, Cond{IfNoneMatch: true})
 			if err != nil {
@@ -595,6 +601,7 @@ func newEvent(st *Store, in createEventIn, o Options) (*ical.Calendar, error) {
 	if s := strings.TrimSpace(in.Description); s != "" {
 		ev.Props.SetText(ical.PropDescription, s)
 	}
+	seen := map[string]bool{}
 	for _, a := range in.Attendees {
 		addr, err := mail.ParseAddress(strings.TrimSpace(a))
 		if err != nil || addr.Address != strings.TrimSpace(a) {
@@ -605,6 +612,10 @@ func newEvent(st *Store, in createEventIn, o Options) (*ical.Calendar, error) {
 				return nil, errors.New("an attendee is blocked by the read policy (or the policy cannot be loaded): remove them")
 			}
 		}
+		if seen[strings.ToLower(addr.Address)] {
+			continue // one invitation per person
+		}
+		seen[strings.ToLower(addr.Address)] = true
 		p := ical.NewProp(ical.PropAttendee)
 		p.Value = "mailto:" + addr.Address
 		p.Params.Set(ical.ParamRole, "REQ-PARTICIPANT")
@@ -617,6 +628,43 @@ func newEvent(st *Store, in createEventIn, o Options) (*ical.Calendar, error) {
 	cal.Props.SetText(ical.PropProductID, "-//Tidings//Calendar//EN")
 	cal.Children = append(cal.Children, ev.Component)
 	return cal, nil
+}
+
+// organize names the user as the ORGANIZER of an event with attendees,
+// and as its chair who has accepted (RFC 5545 §3.8.4.1, §3.2.12; the
+// invitees keep NEEDS-ACTION with RSVP=TRUE); the user's own address among
+// the attendees is not invited. An event without attendees gets no
+// organizer (it is no group-scheduled event), and an account without an
+// address refuses attendees: an invitation without an organizer cannot be
+// answered (RFC 6638 §3.1).
+func organize(cal *ical.Calendar, b Backend) error {
+	ev := cal.Children[0]
+	atts := ev.Props.Values(ical.PropAttendee)
+	if len(atts) == 0 {
+		return nil
+	}
+	me := ""
+	if a, ok := b.(Addresser); ok {
+		me = a.Address()
+	}
+	if me == "" {
+		return fmt.Errorf("attendees need the organizer's address: set email for calendar account %s in config.toml (docs/configuration.md, \"Calendar\")", output.Name(b.Account()))
+	}
+	org := ical.NewProp(ical.PropOrganizer)
+	org.Value = "mailto:" + me
+	ev.Props.Set(org)
+	chair := ical.NewProp(ical.PropAttendee)
+	chair.Value = "mailto:" + me
+	chair.Params.Set(ical.ParamRole, "CHAIR")
+	chair.Params.Set(ical.ParamParticipationStatus, "ACCEPTED")
+	kept := []ical.Prop{*chair}
+	for _, p := range atts {
+		if !strings.EqualFold(strings.TrimPrefix(p.Value, "mailto:"), me) {
+			kept = append(kept, p)
+		}
+	}
+	ev.Props[ical.PropAttendee] = kept
+	return nil
 }
 
 // Small output schemas (the tools/list budget, 1.5 KB per tool, as
