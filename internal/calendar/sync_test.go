@@ -448,3 +448,38 @@ func benchEvent(i int, title string) string {
 		"DTSTART:%s\r\nDURATION:PT1H\r\nRRULE:FREQ=WEEKLY;COUNT=10\r\nLOCATION:Room %d\r\n"+
 		"DESCRIPTION:Agenda item %d: budget, hiring and the roadmap.\r\nEND:VEVENT\r\n", i, title, i, start.Format("20060102T150405Z"), i%40, i))
 }
+
+// TestFTSQueryKeepsTheUsersWordsLiteral: FTS5 syntax in a query (quotes,
+// NEAR, column filters, operators, a lone star) is read as words, never
+// as FTS5 syntax: no query fails and none matches more than its words.
+func TestFTSQueryKeepsTheUsersWordsLiteral(t *testing.T) {
+	ix := openIndex(t)
+	st := &Store{Backends: []Backend{newMemory("a", Collection{Name: "Work", Href: "/a/w/", Components: []string{Events}})},
+		Loc: time.UTC, Now: testclock.Anchor}
+	m := st.Backends[0].(*memory)
+	for i, title := range []string{"Dentist appointment", "Board NEAR call", "title: notes"} {
+		cal := parseICS(t, wrapCal("", fmt.Sprintf("BEGIN:VEVENT\r\nUID:q%d\r\nDTSTAMP:20260101T000000Z\r\nSUMMARY:%s\r\nDTSTART:20260301T100000Z\r\nEND:VEVENT\r\n", i, title)))
+		if _, err := m.Put(context.Background(), m.cols[0], fmt.Sprintf("q%d.ics", i), cal, Cond{IfNoneMatch: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ix.Sync(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    string
+		want int
+	}{
+		{`"dentist`, 1},
+		{`NEAR(board call)`, 1},
+		{`title: notes`, 1},
+		{`dentist OR board`, 0}, // OR is a word here, and no title holds it
+		{`-dentist`, 1},
+		{`* board`, 1},
+		{`{title location} : dentist`, 0}, // three literal words; no title holds all three
+	} {
+		if got := titles(t, st, ix, Events, c.q); len(got) != c.want {
+			t.Errorf("query %q = %q, want %d match(es)", c.q, got, c.want)
+		}
+	}
+}
