@@ -85,6 +85,13 @@ type Backend interface {
 	Get(ctx context.Context, href string) (Object, error)
 }
 
+// Addresser is implemented by backends that know the user's own address
+// on their account: the ORGANIZER of the events created there with
+// attendees (RFC 5545 §3.8.4.3; RFC 6638 §3.1 needs one to schedule).
+type Addresser interface {
+	Address() string
+}
+
 // encode renders a calendar as iCalendar text.
 func encode(cal *ical.Calendar) ([]byte, error) {
 	var b bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/mail"
 	"net/url"
 	"path"
 	"reflect"
@@ -31,6 +32,9 @@ type DAVConfig struct {
 	// Password resolves the secret when the first request needs it.
 	Password func(ctx context.Context) (account.Secret, error)
 	CAFile   string
+	// Email is the user's own address on the account (the email
+	// setting); empty = the username when it is an address.
+	Email string
 }
 
 // CalDAV is a CalDAV account: discovery from its base URL (RFC 6764:
@@ -93,6 +97,18 @@ func newHTTPClient(ep account.Endpoint, caFile string) (*http.Client, error) {
 
 // Account implements Backend.
 func (d *CalDAV) Account() string { return d.cfg.Account }
+
+// Address implements Addresser: the configured email, else the username
+// when it is a bare address, else "".
+func (d *CalDAV) Address() string {
+	for _, s := range []string{d.cfg.Email, d.cfg.Username} {
+		s = strings.TrimSpace(s)
+		if a, err := mail.ParseAddress(s); err == nil && a.Address == s {
+			return s
+		}
+	}
+	return ""
+}
 
 // Kind implements Backend.
 func (d *CalDAV) Kind() string { return "caldav" }

@@ -129,7 +129,7 @@ func (x Expander) Expand(cal *ical.Calendar, from, to time.Time) (ExpandResult, 
 	return res, nil
 }
 
-func (x Expander) expandUID(comps []*ical.Component, zones map[string]string, from, to time.Time) ([]Occurrence, bool, error) {
+func (x Expander) expandUID(comps []*ical.Component, zones zoneSet, from, to time.Time) ([]Occurrence, bool, error) {
 	var master *ical.Component
 	overrides := map[string]*ical.Component{}
 	for _, c := range comps {
@@ -231,7 +231,7 @@ func fillFrom(o *Occurrence, m Occurrence) {
 }
 
 // series returns the series' starts whose span overlaps the window.
-func (x Expander) series(c *ical.Component, start When, dur span, zones map[string]string, from, to time.Time) ([]When, bool, error) {
+func (x Expander) series(c *ical.Component, start When, dur span, zones zoneSet, from, to time.Time) ([]When, bool, error) {
 	set := &rrule.Set{}
 	base := x.ruleTime(start)
 	for _, p := range c.Props.Values(ical.PropRecurrenceRule) {
@@ -354,7 +354,7 @@ func (x Expander) shift(w When, s span) When {
 	return When{Time: w.Time.Add(s.d), Floating: w.Floating, TZID: w.TZID}
 }
 
-func (x Expander) duration(c *ical.Component, start When, zones map[string]string) (span, error) {
+func (x Expander) duration(c *ical.Component, start When, zones zoneSet) (span, error) {
 	if p := c.Props.Get(ical.PropDateTimeEnd); p != nil {
 		end, err := x.when(p, zones)
 		if err != nil {
@@ -419,7 +419,7 @@ func (w When) key() string {
 	return w.Time.UTC().Format("20060102T150405Z")
 }
 
-func (x Expander) prop(c *ical.Component, name string, zones map[string]string) (When, error) {
+func (x Expander) prop(c *ical.Component, name string, zones zoneSet) (When, error) {
 	p := c.Props.Get(name)
 	if p == nil {
 		return When{}, fmt.Errorf("no %s", name)
@@ -434,11 +434,10 @@ func (x Expander) prop(c *ical.Component, name string, zones map[string]string) 
 var errNoValue = errors.New("empty date value")
 
 // when reads a DATE or DATE-TIME property: a date stays a date; a UTC time
-// is an instant; a TZID names an IANA zone directly, through the
-// VTIMEZONE's X-LIC-LOCATION, or after a known prefix ("/mozilla.org/…");
-// a TZID no rule resolves, and a floating time, are read in the user's
-// zone (an unknown zone must not drop the event).
-func (x Expander) when(p *ical.Prop, zones map[string]string) (When, error) {
+// is an instant; a TZID is resolved by zoneOf; a TZID no rule resolves
+// (no VTIMEZONE, or one without usable observances), and a floating time,
+// are read in the user's zone (an unknown zone must not drop the event).
+func (x Expander) when(p *ical.Prop, zones zoneSet) (When, error) {
 	v := strings.TrimSpace(p.Value)
 	if v == "" {
 		return When{}, errNoValue
@@ -475,16 +474,23 @@ func (x Expander) when(p *ical.Prop, zones map[string]string) (When, error) {
 	return w, nil
 }
 
-// zoneOf resolves a TZID to a location, or nil.
-func zoneOf(tzid string, zones map[string]string) *time.Location {
+// zoneOf resolves a TZID to a location, or nil: an IANA name, the
+// VTIMEZONE's X-LIC-LOCATION, a known prefix, a Windows zone name (CLDR,
+// windowszones.go), then the zone built from the VTIMEZONE's observances
+// (vtimezone.go).
+func zoneOf(tzid string, zones zoneSet) *time.Location {
 	cands := []string{tzid}
-	if alias, ok := zones[tzid]; ok {
-		cands = append(cands, alias)
+	z := zones[tzid]
+	if z != nil && z.alias != "" {
+		cands = append(cands, z.alias)
 	}
 	for _, prefix := range []string{"/mozilla.org/20050126_1/", "/mozilla.org/20070129_1/", "/freeassociation.sourceforge.net/Tzfile/", "/freeassociation.sourceforge.net/"} {
 		if rest, ok := strings.CutPrefix(tzid, prefix); ok {
 			cands = append(cands, rest)
 		}
+	}
+	if iana, ok := windowsZones[strings.TrimSpace(tzid)]; ok {
+		cands = append(cands, iana)
 	}
 	for _, c := range cands {
 		if c == "" || c == "Local" {
@@ -494,19 +500,22 @@ func zoneOf(tzid string, zones map[string]string) *time.Location {
 			return l
 		}
 	}
+	if z != nil {
+		return z.built(tzid)
+	}
 	return nil
 }
 
-// vtimezones maps each VTIMEZONE's TZID to its X-LIC-LOCATION (the IANA
-// name Lightning, Evolution and others record).
-func vtimezones(cal *ical.Calendar) map[string]string {
-	m := map[string]string{}
+// vtimezones maps each VTIMEZONE's TZID to the component and its
+// X-LIC-LOCATION (the IANA name Lightning, Evolution and others record).
+func vtimezones(cal *ical.Calendar) zoneSet {
+	m := zoneSet{}
 	for _, c := range cal.Children {
 		if c.Name != ical.CompTimezone {
 			continue
 		}
 		if id := propText(c, ical.PropTimezoneID); id != "" {
-			m[id] = propText(c, "X-LIC-LOCATION")
+			m[id] = &vzone{alias: propText(c, "X-LIC-LOCATION"), comp: c}
 		}
 	}
 	return m

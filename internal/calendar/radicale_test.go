@@ -27,7 +27,7 @@ type radicale struct {
 // startRadicale starts Debian's radicale; it skips when radicale is
 // absent, unless CI is set (then it fails: ./scripts/system-packages
 // installs it).
-func startRadicale(t *testing.T) *radicale {
+func startRadicale(t testing.TB) *radicale {
 	t.Helper()
 	bin, err := exec.LookPath("radicale")
 	if err != nil {
@@ -100,14 +100,14 @@ level = warning
 	return r
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (r *radicale) do(t *testing.T, user, method, path, ctype, body string, want ...int) {
+func (r *radicale) do(t testing.TB, user, method, path, ctype, body string, want ...int) {
 	t.Helper()
 	req, err := http.NewRequest(method, r.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -132,7 +132,7 @@ func (r *radicale) do(t *testing.T, user, method, path, ctype, body string, want
 }
 
 // mkcalendar creates /user/slug/ holding comp (VEVENT or VTODO).
-func (r *radicale) mkcalendar(t *testing.T, user, slug, name, comp string) {
+func (r *radicale) mkcalendar(t testing.TB, user, slug, name, comp string) {
 	t.Helper()
 	body := `<?xml version="1.0" encoding="utf-8"?>
 <C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop>
@@ -142,13 +142,13 @@ func (r *radicale) mkcalendar(t *testing.T, user, slug, name, comp string) {
 	r.do(t, user, "MKCALENDAR", "/"+user+"/"+slug+"/", "application/xml", body, http.StatusCreated)
 }
 
-func (r *radicale) put(t *testing.T, user, path, ics string) {
+func (r *radicale) put(t testing.TB, user, path, ics string) {
 	t.Helper()
 	r.do(t, user, http.MethodPut, path, "text/calendar; charset=utf-8", ics, http.StatusCreated, http.StatusNoContent)
 }
 
 // backend returns a CalDAV backend for user, discovering from the root.
-func (r *radicale) backend(t *testing.T, name, user string) *CalDAV {
+func (r *radicale) backend(t testing.TB, name, user string) *CalDAV {
 	t.Helper()
 	pw := r.users[user]
 	d, err := NewCalDAV(DAVConfig{Account: name, URL: r.URL + "/", Username: user,

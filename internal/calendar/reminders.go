@@ -54,6 +54,7 @@ type listRemindersIn struct {
 	ListName         string        `json:"list_name,omitempty" jsonschema:"Account/Name of a list (default: every list in scope)"`
 	IncludeCompleted bool          `json:"include_completed,omitempty"`
 	Limit            coerce.Number `json:"limit,omitzero" jsonschema:"maximum reminders, 1-500 (default 100)"`
+	Query            string        `json:"query,omitempty" jsonschema:"words to find in titles and notes"`
 }
 
 // reminderOut is one to-do. ListPath is what list_name takes back.
@@ -134,7 +135,13 @@ func listRemindersTool(st *Store) mcpserver.Tool {
 			if err != nil {
 				return nil, listRemindersOut{}, err
 			}
-			items, more, err := st.Todos(ctx, pick(cols, idx))
+			var items []TodoItem
+			var more []string
+			if strings.TrimSpace(in.Query) != "" {
+				items, more, err = st.SearchTodos(ctx, pick(cols, idx), in.Query)
+			} else {
+				items, more, err = st.Todos(ctx, pick(cols, idx))
+			}
 			if err != nil {
 				return nil, listRemindersOut{}, err
 			}

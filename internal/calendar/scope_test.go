@@ -20,7 +20,10 @@ type memory struct {
 	objs    map[string]map[string]Object // collection href → object href → object
 	n       int
 	puts    []string
+	addr    string // the user's address on this account ("" = none)
 }
+
+func (m *memory) Address() string { return m.addr }
 
 func newMemory(account string, cols ...Collection) *memory {
 	m := &memory{account: account, objs: map[string]map[string]Object{}}
@@ -89,6 +92,7 @@ func scopeStore(t *testing.T) (*Store, *memory, *memory) {
 	bob := newMemory("bob",
 		Collection{Name: "Work", Href: "/bob/work/", Components: []string{Events}},
 		Collection{Name: "Chores", Href: "/bob/chores/", Components: []string{Todos}})
+	alice.addr = "alice@example.org"
 	return &Store{Backends: []Backend{alice, bob}, Loc: mustZone(t, userZone), Now: testclock.Anchor}, alice, bob
 }
 

@@ -27,6 +27,9 @@ type Store struct {
 	// Self lists the user's own addresses (the accounts' usernames), which
 	// never hide an event.
 	Self []string
+	// SearchPath is the calendar search store's file (sync.go;
+	// calendar.db in the Tidings home); "" = no search.
+	SearchPath string
 }
 
 // Listed is the collections of every backend holding one component, and
@@ -143,14 +146,19 @@ func (s *Store) Events(ctx context.Context, cols []Collection, from, to time.Tim
 	if failed > 0 && failed == len(cols) {
 		return res, firstErr
 	}
-	sort.SliceStable(res.Events, func(i, j int) bool {
-		a, b := res.Events[i], res.Events[j]
+	sortEvents(res.Events)
+	return res, nil
+}
+
+// sortEvents orders events by start, then title.
+func sortEvents(ev []Event) {
+	sort.SliceStable(ev, func(i, j int) bool {
+		a, b := ev[i], ev[j]
 		if !a.Start.Time.Equal(b.Start.Time) {
 			return a.Start.Time.Before(b.Start.Time)
 		}
 		return a.Title < b.Title
 	})
-	return res, nil
 }
 
 // hidden applies the read policy to the people of an occurrence.

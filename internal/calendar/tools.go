@@ -48,12 +48,15 @@ type Options struct {
 // --bridge`, where the helper answers, opens nothing).
 func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 	s := &Store{Loc: cfg.Location(), Now: now}
+	if cfg.Home != "" {
+		s.SearchPath = cfg.Path("calendar.db")
+	}
 	for _, a := range cfg.Calendar.Accounts {
 		src := account.PasswordSource{Account: fmt.Sprintf("calendar account %q", a.Name), Env: a.PasswordEnv, Cmd: a.PasswordCmd}
 		var once sync.Once
 		var secret account.Secret
 		var perr error
-		d, err := NewCalDAV(DAVConfig{Account: a.Name, URL: a.URL, Username: a.Username, CAFile: a.CAFile,
+		d, err := NewCalDAV(DAVConfig{Account: a.Name, URL: a.URL, Username: a.Username, CAFile: a.CAFile, Email: a.Email,
 			Password: func(ctx context.Context) (account.Secret, error) {
 				once.Do(func() { secret, perr = src.Resolve(ctx, account.Options{}) })
 				return secret, perr
@@ -64,6 +67,9 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 		s.Backends = append(s.Backends, d)
 		if a.Username != "" {
 			s.Self = append(s.Self, a.Username)
+		}
+		if a.Email != "" {
+			s.Self = append(s.Self, a.Email)
 		}
 	}
 	for _, f := range cfg.Calendar.Files {
@@ -257,11 +263,12 @@ func listCalendarsTool(st *Store) mcpserver.Tool {
 }
 
 type listEventsIn struct {
-	DateFrom     string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or date-time in the user's time zone (default: today)"`
-	DateTo       string        `json:"date_to,omitempty" jsonschema:"ISO-8601; a date alone includes that whole day (default: 7 days after date_from)"`
-	CalendarName string        `json:"calendar_name,omitempty" jsonschema:"Account/Name from calendars_list (default: every calendar in scope)"`
-	Limit        coerce.Number `json:"limit,omitzero" jsonschema:"maximum events, 1-500 (default 100)"`
-	Cursor       string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	DateFrom     string        `json:"date_from,omitempty" jsonschema:"ISO-8601 date or date-time, user's zone (default: today)"`
+	DateTo       string        `json:"date_to,omitempty" jsonschema:"ISO-8601; a date counts whole (default: date_from + 7 days)"`
+	CalendarName string        `json:"calendar_name,omitempty" jsonschema:"Account/Name from calendars_list (default: all in scope)"`
+	Limit        coerce.Number `json:"limit,omitzero" jsonschema:"max events, 1-500 (default 100)"`
+	Cursor       string        `json:"cursor,omitempty" jsonschema:"next_cursor of the last page"`
+	Query        string        `json:"query,omitempty" jsonschema:"words in title, location or notes; dates then default to ±6 months"`
 }
 
 // eventOut is one occurrence. Times are in the user's time zone; an
@@ -346,7 +353,7 @@ func EventOut(e Event, loc *time.Location) eventOut {
 func listEventsTool(st *Store) mcpserver.Tool {
 	return mcpserver.Define(mcpserver.Tool{
 		Name: "calendars_list_events", Title: "List calendar events",
-		Description: "Events overlapping a window, recurring ones expanded, sorted by start. Times are in the user's time zone; all-day events have dates (end = last day).",
+		Description: "Events in a window, recurrences expanded, by start; times in the user's zone, all-day events as dates (end = last day).",
 		Toolset:     mcpserver.ToolsetCalendar, Bridged: true, OutputSchema: eventsSchema,
 		ReadOnly: mcpserver.Yes, Destructive: mcpserver.No, Idempotent: mcpserver.Yes, OpenWorld: mcpserver.No,
 	}, func(*mcpserver.Deps) mcp.ToolHandlerFor[listEventsIn, listEventsOut] {
@@ -362,6 +369,10 @@ func listEventsTool(st *Store) mcpserver.Tool {
 			from, to, err := Window(in.DateFrom, in.DateTo, st.Now(), st.Loc)
 			if err != nil {
 				return nil, listEventsOut{}, err
+			}
+			search := strings.TrimSpace(in.Query) != ""
+			if search && strings.TrimSpace(in.DateFrom) == "" && strings.TrimSpace(in.DateTo) == "" {
+				from, to = from.AddDate(0, -6, 0), from.AddDate(0, 6, 0)
 			}
 			cols, sr, problems, err := scoped(ctx, st, Events, scope.Calendar, "calendar")
 			if err != nil {
@@ -384,7 +395,12 @@ func listEventsTool(st *Store) mcpserver.Tool {
 			for k, i := range idx {
 				sel[k] = cols[i]
 			}
-			res, err := st.Events(ctx, sel, from, to)
+			var res EventsResult
+			if search {
+				res, err = st.SearchEvents(ctx, sel, in.Query, from, to)
+			} else {
+				res, err = st.Events(ctx, sel, from, to)
+			}
 			if err != nil {
 				return nil, listEventsOut{}, err
 			}
@@ -471,6 +487,9 @@ func createEventTool(st *Store, o Options) mcpserver.Tool {
 			}
 			b, err := st.backend(c.Account)
 			if err != nil {
+				return nil, createEventOut{}, err
+			}
+			if err := organize(ev, b); err != nil {
 				return nil, createEventOut{}, err
 			}
 			uid := propText(ev.Children[0], ical.PropUID)
@@ -582,6 +601,7 @@ func newEvent(st *Store, in createEventIn, o Options) (*ical.Calendar, error) {
 	if s := strings.TrimSpace(in.Description); s != "" {
 		ev.Props.SetText(ical.PropDescription, s)
 	}
+	seen := map[string]bool{}
 	for _, a := range in.Attendees {
 		addr, err := mail.ParseAddress(strings.TrimSpace(a))
 		if err != nil || addr.Address != strings.TrimSpace(a) {
@@ -592,6 +612,10 @@ func newEvent(st *Store, in createEventIn, o Options) (*ical.Calendar, error) {
 				return nil, errors.New("an attendee is blocked by the read policy (or the policy cannot be loaded): remove them")
 			}
 		}
+		if seen[strings.ToLower(addr.Address)] {
+			continue // one invitation per person
+		}
+		seen[strings.ToLower(addr.Address)] = true
 		p := ical.NewProp(ical.PropAttendee)
 		p.Value = "mailto:" + addr.Address
 		p.Params.Set(ical.ParamRole, "REQ-PARTICIPANT")
@@ -606,6 +630,43 @@ func newEvent(st *Store, in createEventIn, o Options) (*ical.Calendar, error) {
 	return cal, nil
 }
 
+// organize names the user as the ORGANIZER of an event with attendees,
+// and as its chair who has accepted (RFC 5545 §3.8.4.1, §3.2.12; the
+// invitees keep NEEDS-ACTION with RSVP=TRUE); the user's own address among
+// the attendees is not invited. An event without attendees gets no
+// organizer (it is no group-scheduled event), and an account without an
+// address refuses attendees: an invitation without an organizer cannot be
+// answered (RFC 6638 §3.1).
+func organize(cal *ical.Calendar, b Backend) error {
+	ev := cal.Children[0]
+	atts := ev.Props.Values(ical.PropAttendee)
+	if len(atts) == 0 {
+		return nil
+	}
+	me := ""
+	if a, ok := b.(Addresser); ok {
+		me = a.Address()
+	}
+	if me == "" {
+		return fmt.Errorf("attendees need the organizer's address: set email for calendar account %s in config.toml (docs/configuration.md, \"Calendar\")", output.Name(b.Account()))
+	}
+	org := ical.NewProp(ical.PropOrganizer)
+	org.Value = "mailto:" + me
+	ev.Props.Set(org)
+	chair := ical.NewProp(ical.PropAttendee)
+	chair.Value = "mailto:" + me
+	chair.Params.Set(ical.ParamRole, "CHAIR")
+	chair.Params.Set(ical.ParamParticipationStatus, "ACCEPTED")
+	kept := []ical.Prop{*chair}
+	for _, p := range atts {
+		if !strings.EqualFold(strings.TrimPrefix(p.Value, "mailto:"), me) {
+			kept = append(kept, p)
+		}
+	}
+	ev.Props[ical.PropAttendee] = kept
+	return nil
+}
+
 // Small output schemas (the tools/list budget, 1.5 KB per tool, as
 // internal/system does): the items' fields are described in docs/tools.md.
 var (
@@ -617,7 +678,7 @@ var (
 			"events":   {Type: "array", Description: "calendar, uid, title, start, end, all_day, time_zone, recurring, location, status, organizer, attendees, description"},
 			"page":     {Type: "object", Description: "returned, total, truncated, next_cursor, note"},
 			"problems": {Type: "array"},
-			"hidden":   {Type: "object", Description: "count, note: events hidden by the read policy"},
+			"hidden":   {Type: "object", Description: "count hidden by the read policy"},
 		},
 	}
 	createdSchema = &jsonschema.Schema{

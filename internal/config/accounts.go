@@ -67,6 +67,10 @@ type DAVAccount struct {
 	PasswordEnv string   `toml:"password_env"`
 	PasswordCmd []string `toml:"password_cmd"`
 	CAFile      string   `toml:"ca_file"`
+	// Email is the user's own address on a calendar account: the
+	// ORGANIZER of events created with attendees (default: the username
+	// when it is an address). Unused by contacts accounts.
+	Email string `toml:"email"`
 }
 
 // ContactAccount is one [[contacts.accounts]] entry: a CardDAV account
@@ -239,6 +243,11 @@ func checkDAV(id string, a DAVAccount) error {
 	}
 	if err := checkPassword(id, a.Username != "", "username is empty", a.Username, a.PasswordEnv, a.PasswordCmd); err != nil {
 		return err
+	}
+	if e := strings.TrimSpace(a.Email); e != "" {
+		if m, err := mail.ParseAddress(e); err != nil || m.Address != e {
+			return fmt.Errorf("%s: email %q must be a bare address such as ana@example.org", id, a.Email)
+		}
 	}
 	return checkCAFile(id, a.CAFile)
 }

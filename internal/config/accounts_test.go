@@ -165,6 +165,8 @@ func TestBadAccountsAreRefusedNamingTheAccount(t *testing.T) {
 		{"dav url required", "[[calendar.accounts]]\nname = \"c\"\n", `calendar account "c": url is required`},
 		{"calendar file both", "[[calendar.files]]\nname = \"f\"\npath = \"/f.ics\"\nurl = \"https://x.example.org/f.ics\"\n", `calendar file "f": set exactly one of path and url`},
 		{"calendar file plain url", "[[calendar.files]]\nname = \"f\"\nurl = \"http://x.example.org/f.ics\"\n", `calendar file "f": url: plain http://`},
+		{"calendar email not an address", "[[calendar.accounts]]\nname = \"c\"\nurl = \"https://d.example.org\"\nemail = \"Me <me@example.org>\"\n",
+			`calendar account "c": email "Me <me@example.org>" must be a bare address such as ana@example.org`},
 		{"calendar file relative", "[[calendar.files]]\nname = \"f\"\npath = \"f.ics\"\n", `calendar file "f": path "f.ics" must be an absolute path`},
 		{"relative maildir", "[[mail.accounts]]\nname = \"a\"\nmaildir = \"Maildir\"\n", `mail account "a": maildir "Maildir" must be an absolute path`},
 		{"relative ca_file", "[[mail.accounts]]\nname = \"a\"\n" + okIMAP + "ca_file = \"ca.pem\"\n", `mail account "a": ca_file "ca.pem" must be an absolute path`},
