@@ -35,8 +35,11 @@ import (
 // committed batch and never stores a message twice (UNIQUE(mailbox,
 // uidvalidity, uid) backs that up). Flag changes and expunges are
 // idempotent; highestmodseq is recorded only after the flags it covers.
+//
+// The statements are IF NOT EXISTS so the migration also applies to an
+// index whose user_version was set back (migrate_test.go does).
 const mailSchema = `
-CREATE TABLE mail_mailboxes(
+CREATE TABLE IF NOT EXISTS mail_mailboxes(
 	id            INTEGER PRIMARY KEY,
 	account       TEXT NOT NULL,
 	path          TEXT NOT NULL,
@@ -47,7 +50,7 @@ CREATE TABLE mail_mailboxes(
 	UNIQUE(account, path)
 );
 
-CREATE TABLE mail_messages(
+CREATE TABLE IF NOT EXISTS mail_messages(
 	id          INTEGER PRIMARY KEY,
 	mailbox     INTEGER NOT NULL,
 	uidvalidity INTEGER NOT NULL,
@@ -70,9 +73,9 @@ CREATE TABLE mail_messages(
 	size        INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(mailbox, uidvalidity, uid)
 );
-CREATE INDEX mail_messages_date ON mail_messages(date);
+CREATE INDEX IF NOT EXISTS mail_messages_date ON mail_messages(date);
 
-CREATE VIRTUAL TABLE mail_fts USING fts5(
+CREATE VIRTUAL TABLE IF NOT EXISTS mail_fts USING fts5(
 	subject,
 	people,
 	body,
@@ -81,7 +84,7 @@ CREATE VIRTUAL TABLE mail_fts USING fts5(
 	tokenize='porter unicode61 remove_diacritics 2'
 );
 
-CREATE TABLE mail_vectors(
+CREATE TABLE IF NOT EXISTS mail_vectors(
 	id       INTEGER PRIMARY KEY,
 	embedder TEXT NOT NULL,
 	q        BLOB NOT NULL
