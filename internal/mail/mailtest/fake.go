@@ -43,10 +43,10 @@ type box struct {
 
 // Backend is the fake. Its zero value is not usable; call New.
 type Backend struct {
-	mu       sync.Mutex
-	account  string
-	boxes    map[string]*box
-	modSeq   uint64
+	mu        sync.Mutex
+	account   string
+	boxes     map[string]*box
+	modSeq    uint64
 	condStore bool
 	// Hook, when set, runs before every read call with the call's name
 	// ("Mailboxes", "UIDs", "Summaries", "FlagsSince", "Raw", "Status");
