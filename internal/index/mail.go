@@ -678,3 +678,24 @@ func (ix *Index) MailEmbedPending(ctx context.Context) (int, error) {
 		done += len(ids)
 	}
 }
+
+// MailStored returns the UID and flags of every message stored for b,
+// by UID (what a consumer compares with the server).
+func (ix *Index) MailStored(ctx context.Context, b MailMailbox) ([]MailFlags, error) {
+	rows, err := ix.rquery(ctx, "SELECT uid, flags FROM mail_messages WHERE mailbox = ? AND uidvalidity = ? ORDER BY uid", b.ID, b.UIDValidity)
+	if err != nil {
+		return nil, fmt.Errorf("read stored mail: %w", err)
+	}
+	defer rows.Close()
+	var out []MailFlags
+	for rows.Next() {
+		var f MailFlags
+		var fl string
+		if err := rows.Scan(&f.UID, &fl); err != nil {
+			return nil, fmt.Errorf("read stored mail: %w", err)
+		}
+		f.Flags = strings.Fields(fl)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}

@@ -71,7 +71,7 @@ type MailResult struct {
 func mailFilterSQL(q *MailQuery) (string, []any, error) {
 	var w []string
 	var args []any
-	w = append(w, "m.uidvalidity = (SELECT b.uidvalidity FROM mail_mailboxes b WHERE b.id = m.mailbox)")
+	w = append(w, "1") // (rows of an old UIDVALIDITY never outlive the reset that voids them)
 	if q.Mailboxes != nil {
 		js, err := json.Marshal(q.Mailboxes)
 		if err != nil {
@@ -172,11 +172,6 @@ func (ix *Index) mailSemantic(ctx context.Context, text, where string, args []an
 		return nil, cov, errNoVectors
 	}
 	id := emb.ID()
-	var missing int
-	if err := ix.rdbQueryRow(ctx, `SELECT count(*) FROM mail_messages m WHERE `+where+
-		` AND NOT EXISTS (SELECT 1 FROM mail_vectors v WHERE v.id = m.id AND v.embedder = ?)`, append(slices.Clone(args), id), &missing); err != nil {
-		return nil, cov, fmt.Errorf("search mail: %w", err)
-	}
 	vecs, err := emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, cov, fmt.Errorf("embed query: %w", err)
@@ -185,17 +180,11 @@ func (ix *Index) mailSemantic(ctx context.Context, text, where string, args []an
 		return nil, cov, fmt.Errorf("embed query: unexpected vector shape")
 	}
 	qv := vecs[0]
-	cov.Unembedded = missing
-	cov.Complete = missing == 0
-	if missing > 0 {
-		cov.Note = fmt.Sprintf("%d mails in scope are not embedded yet", missing)
-	}
-	if isZeroVec(qv) {
-		cov.Note = "the query has no words the embedder knows"
-		return nil, cov, nil
-	}
-	rows, err := ix.rquery(ctx, `SELECT v.id, v.q FROM mail_vectors v JOIN mail_messages m ON m.id = v.id
-		WHERE v.embedder = ? AND length(v.q) > 0 AND `+where, append([]any{id}, args...)...)
+	zero := isZeroVec(qv)
+	// One pass over the mail in scope: its vector, or NULL when it has
+	// none from this embedder yet (counted, so coverage is exact).
+	rows, err := ix.rquery(ctx, `SELECT m.id, v.q FROM mail_messages m LEFT JOIN mail_vectors v ON v.id = m.id AND v.embedder = ?
+		WHERE `+where, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, cov, fmt.Errorf("search mail: %w", err)
 	}
@@ -208,33 +197,27 @@ func (ix *Index) mailSemantic(ctx context.Context, text, where string, args []an
 		if err := rows.Scan(&i, &b); err != nil {
 			return nil, cov, fmt.Errorf("search mail: %w", err)
 		}
+		if b == nil {
+			cov.Unembedded++
+			continue
+		}
 		cov.Candidates++
-		if vecscan.Dequantize(b, buf) {
+		if !zero && len(b) > 0 && vecscan.Dequantize(b, buf) {
 			top.offer(i, vecscan.Dot(qv, buf))
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, cov, fmt.Errorf("search mail: %w", err)
 	}
+	cov.Complete = cov.Unembedded == 0
+	switch {
+	case zero:
+		cov.Note = "the query has no words the embedder knows"
+		return nil, cov, nil
+	case cov.Unembedded > 0:
+		cov.Note = fmt.Sprintf("%d mails in scope are not embedded yet", cov.Unembedded)
+	}
 	return positive(top.sorted()), cov, nil
-}
-
-func (ix *Index) rdbQueryRow(ctx context.Context, q string, args []any, dst ...any) error {
-	rows, err := ix.rquery(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return fmt.Errorf("no row")
-	}
-	if err := rows.Scan(dst...); err != nil {
-		return err
-	}
-	return rows.Close()
 }
 
 // MailSearch runs a mail_search query: hybrid (reciprocal rank fusion of

@@ -74,19 +74,20 @@ func serverState(t testing.TB, b *mailtest.Backend) []string {
 // indexState is the index's copy in serverState's form.
 func indexState(t testing.TB, ix *index.Index) []string {
 	t.Helper()
+	boxes, err := ix.MailMailboxes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	for off := 0; ; off += 100 {
-		r, err := ix.MailSearch(context.Background(), index.MailQuery{Limit: 100, Offset: off})
+	for _, mb := range boxes {
+		l, err := ix.MailStored(context.Background(), mb)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, h := range r.Hits {
-			fl := slices.Clone(h.Flags)
+		for _, f := range l {
+			fl := slices.Clone(f.Flags)
 			slices.Sort(fl)
-			out = append(out, fmt.Sprintf("%s/%d %s", h.Mailbox, h.UID, strings.Join(fl, " ")))
-		}
-		if !r.More {
-			break
+			out = append(out, fmt.Sprintf("%s/%d %s", mb.Path, f.UID, strings.Join(fl, " ")))
 		}
 	}
 	sort.Strings(out)
