@@ -699,3 +699,82 @@ func (ix *Index) MailStored(ctx context.Context, b MailMailbox) ([]MailFlags, er
 	}
 	return out, rows.Err()
 }
+
+// MailEvidence is a stored mail between the user and one person, as a
+// dossier cites it.
+type MailEvidence struct {
+	// ID is "mail:Account/Path#UID": the mailbox (split at the last '#')
+	// and the UID mail_get_email reads.
+	ID               string
+	Account, Mailbox string
+	UID              uint32
+	Date             time.Time
+	// FromMe is true when the user sent it (its From is none of the
+	// correspondents).
+	FromMe bool
+	From   string // the sender's address when not FromMe
+	// Subject is the display subject; Body the indexed body (secrets
+	// already blanked).
+	Subject, Body string
+}
+
+// MailWith returns the stored mail whose correspondents are exactly some
+// of addrs (a 1:1 exchange with that person, the mail analogue of a
+// direct conversation), dated after since, oldest first; at most limit
+// (0 = no bound). Mail the read policy now blocks is left out.
+func (ix *Index) MailWith(ctx context.Context, addrs []string, since time.Time, limit int) ([]MailEvidence, error) {
+	want := map[string]bool{}
+	var keys []string
+	for _, a := range addrs {
+		if k := strings.ToLower(strings.TrimSpace(a)); strings.Contains(k, "@") && !want[k] {
+			want[k] = true
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	js, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ix.rquery(ctx, `SELECT b.account, b.path, m.uid, m.date, m.from_addr, m.subject, m.ibody, m.people
+		FROM mail_messages m JOIN mail_mailboxes b ON b.id = m.mailbox
+		WHERE m.date > ? AND EXISTS (SELECT 1 FROM json_each(m.people) p WHERE p.value IN (SELECT value FROM json_each(?)))
+		ORDER BY m.date, m.id`, since.UnixMilli(), string(js))
+	if err != nil {
+		return nil, fmt.Errorf("read mail with a person: %w", err)
+	}
+	defer rows.Close()
+	var out []MailEvidence
+	for rows.Next() {
+		var e MailEvidence
+		var date int64
+		var from, people string
+		if err := rows.Scan(&e.Account, &e.Mailbox, &e.UID, &date, &from, &e.Subject, &e.Body, &people); err != nil {
+			return nil, fmt.Errorf("read mail with a person: %w", err)
+		}
+		var ps []string
+		if json.Unmarshal([]byte(people), &ps) != nil || len(ps) == 0 {
+			continue
+		}
+		direct := true
+		for _, p := range ps {
+			direct = direct && want[p]
+		}
+		if !direct || !ix.mailPeopleAllowed(people) {
+			continue
+		}
+		e.Date = time.UnixMilli(date).UTC()
+		e.FromMe = !slices.Contains(ps, from)
+		if !e.FromMe {
+			e.From = from
+		}
+		e.ID = fmt.Sprintf("mail:%s/%s#%d", e.Account, e.Mailbox, e.UID)
+		out = append(out, e)
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+	}
+	return out, rows.Err()
+}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -262,5 +263,37 @@ func TestMailPutIsIdempotentAndResetDropsEverything(t *testing.T) {
 	// A batch computed for the old UIDVALIDITY is refused.
 	if _, err := ix.MailPut(context.Background(), b, msgs, 2, mailOwn); err == nil {
 		t.Fatal("a batch for a reset mailbox was stored")
+	}
+}
+
+// MailWith returns only 1:1 mail with the person (to or from them, not a
+// thread with others), after the cursor time, oldest first, and says who
+// sent it.
+func TestMailWithIsOneToOneMailOnly(t *testing.T) {
+	ix := openTest(t, t.TempDir(), Options{})
+	b := mailBox(t, ix, "Work", "INBOX")
+	sent := mailBox(t, ix, "Work", "Sent")
+	d := func(h int) time.Time { return testNow.Add(-time.Duration(h) * time.Hour) }
+	group := mailMsg(2, "dana@example.com", "team", "with others", d(5))
+	group.Cc = []MailAddress{{Addr: "eve@example.com"}}
+	mailPut(t, ix, b, mailMsg(1, "Dana@Example.com", "contract", "I will send the contract by Friday", d(10)), group,
+		mailMsg(3, "eve@example.com", "other", "not dana", d(4)))
+	reply := mailMsg(1, "me@example.org", "re: contract", "thanks", d(3))
+	reply.To = []MailAddress{{Addr: "dana@example.com"}}
+	mailPut(t, ix, sent, reply)
+	ev, err := ix.MailWith(context.Background(), []string{"dana@example.com", "+14155550000"}, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ev {
+		got = append(got, fmt.Sprintf("%s %v %s", e.ID, e.FromMe, e.From))
+	}
+	want := []string{"mail:Work/INBOX#1 false dana@example.com", "mail:Work/Sent#1 true "}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if ev, _ := ix.MailWith(context.Background(), []string{"dana@example.com"}, d(5), 0); len(ev) != 1 || !ev[0].FromMe {
+		t.Fatalf("after a cursor: %+v", ev)
 	}
 }
