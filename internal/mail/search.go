@@ -74,15 +74,11 @@ type searchOut struct {
 
 var searchOutSchema = &jsonschema.Schema{Type: "object", Required: []string{"hits", "mode", "scan_complete", "page"},
 	Properties: map[string]*jsonschema.Schema{
-		"hits": {Type: "array", Description: "best first; account+mailbox+uid name a mail for mail_get_email", Items: &jsonschema.Schema{Type: "object",
-			Properties: map[string]*jsonschema.Schema{
-				"account": {Type: "string"}, "mailbox": {Type: "string"}, "uid": {Type: "integer"}, "subject": {Type: "string"},
-				"from": {Type: "string"}, "date": {Type: "string"}, "unread": {Type: "boolean"},
-				"snippet": {Type: "string", Description: "wrapped untrusted text, **matches** marked"},
-			}}},
+		"hits": {Type: "array", Items: &jsonschema.Schema{Type: "object"},
+			Description: "best first: account, mailbox, uid (for mail_get_email), subject, from, date, unread, snippet (wrapped, **matches**)"},
 		"mode":          {Type: "string"},
-		"scan_complete": {Type: "boolean", Description: "false: a match may be missing (notes say why)"},
-		"hidden":        {Type: "integer", Description: "matches hidden by the read policy"},
+		"scan_complete": {Type: "boolean", Description: "false: a match may be missing"},
+		"hidden":        {Type: "integer"},
 		"notes":         {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
 		"page":          {Type: "object"},
 	}}
@@ -95,7 +91,7 @@ func SearchTool(o SearchOptions) mcpserver.Tool {
 	}
 	return mcpserver.Define(mcpserver.Tool{
 		Name: "mail_search", Title: "Search mail",
-		Description: "Search the user's synced e-mail: words and meaning fused (hybrid). Filters: account, mailbox, from, date_from/date_to, unread. Hits carry account, mailbox, uid, subject, from, date and a snippet.",
+		Description: "Search the user's synced e-mail by words and meaning (hybrid), newest first without a query.",
 		Toolset:     mcpserver.ToolsetMail, Bridged: true, OutputSchema: searchOutSchema,
 		ReadOnly: mcpserver.Yes, Destructive: mcpserver.No, Idempotent: mcpserver.Yes, OpenWorld: mcpserver.No,
 		// The query is embedded through the configured embedder.

@@ -180,3 +180,20 @@ func TestMailSearchKeepsInjectionWrappedAndCodesRedacted(t *testing.T) {
 		t.Fatalf("the injection (%v) or the code mail (%v) was not among the hits: %+v", seenInjection, seenCode, out.Hits)
 	}
 }
+
+// mail_search's tools/list entry stays within the 1.5 KB a tool beyond
+// the defaults may bring (mcpserver.ListBudgetPerTool).
+func TestMailSearchListEntryFitsItsBudget(t *testing.T) {
+	cs := searchSession(t, searchIndex(t), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool)
+		t.Logf("%s: %d bytes", tool.Name, len(b))
+		if tool.Name == "mail_search" && len(b) > mcpserver.ListBudgetPerTool {
+			t.Errorf("mail_search's tools/list entry is %d bytes, over %d", len(b), mcpserver.ListBudgetPerTool)
+		}
+	}
+}
