@@ -567,15 +567,32 @@ func (ix *Index) MailDelete(ctx context.Context, b MailMailbox, uids []uint32) (
 }
 
 // MailApplyPolicy removes every stored mail the read policy now blocks
-// (a person blocked after their mail was synced) and reports how many.
+// (a person blocked after their mail was synced) and reports how many;
+// ApplyPolicy does the same as part of applying a policy change.
 // Searches hide such mail anyway; this takes it out of the file.
 func (ix *Index) MailApplyPolicy(ctx context.Context) (int, error) {
+	if ix.wdb == nil {
+		return 0, errReadOnlyMail
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
 	_, release, err := ix.pinPolicy()
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	rows, err := ix.rquery(ctx, "SELECT id, people FROM mail_messages")
+	n, err := ix.mailPurgeBlockedLocked(ctx)
+	if err != nil {
+		return n, err
+	}
+	return n, ix.finishPurgeLocked(ctx)
+}
+
+// mailPurgeBlockedLocked deletes the stored mail the (pinned) policy
+// blocks and marks the index for a scrub (purgePendingKey), in one
+// transaction. Callers hold writeMu.
+func (ix *Index) mailPurgeBlockedLocked(ctx context.Context) (int, error) {
+	rows, err := ix.wdb.QueryContext(ctx, "SELECT id, people FROM mail_messages")
 	if err != nil {
 		return 0, fmt.Errorf("apply policy to mail: %w", err)
 	}
@@ -598,15 +615,25 @@ func (ix *Index) MailApplyPolicy(ctx context.Context) (int, error) {
 	if len(drop) == 0 {
 		return 0, nil
 	}
-	err = ix.mailWrite(ctx, "apply policy to mail", func(tx *sql.Tx) error {
-		js, err := json.Marshal(drop)
-		if err != nil {
-			return err
-		}
-		_, err = mailDeleteRows(ctx, tx, "id IN (SELECT value FROM json_each(?))", string(js))
-		return err
-	})
-	return len(drop), err
+	tx, err := ix.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("apply policy to mail: %w", err)
+	}
+	defer tx.Rollback() // a no-op once committed
+	js, err := json.Marshal(drop)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := mailDeleteRows(ctx, tx, "id IN (SELECT value FROM json_each(?))", string(js)); err != nil {
+		return 0, fmt.Errorf("apply policy to mail: %w", err)
+	}
+	if err := setMeta(ctx, tx, purgePendingKey, 1); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("apply policy to mail: %w", err)
+	}
+	return len(drop), nil
 }
 
 // mailPeopleAllowed decides a stored row's people column (fail closed on

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -295,5 +297,39 @@ func TestMailWithIsOneToOneMailOnly(t *testing.T) {
 	}
 	if ev, _ := ix.MailWith(context.Background(), []string{"dana@example.com"}, d(5), 0); len(ev) != 1 || !ev[0].FromMe {
 		t.Fatalf("after a cursor: %+v", ev)
+	}
+}
+
+// ApplyPolicy (what a policy change runs) also purges the mail of a
+// person blocked after it was synced, and leaves no trace of its text in
+// the database file (FTS segments merged, freed pages zeroed).
+func TestApplyPolicyPurgesMailWithoutATrace(t *testing.T) {
+	const word = "Quaggamailword"
+	pol := &personPolicy{blocked: map[string]bool{}}
+	dir := t.TempDir()
+	ix := openTest(t, dir, Options{Policy: pol, Embedder: &hashEmbedder{id: "h", dim: 64}})
+	b := mailBox(t, ix, "Work", "INBOX")
+	mailPut(t, ix, b, mailMsg(1, "zoe@example.com", "plans "+word, "the "+word+" plan", testNow.Add(-time.Hour)),
+		mailMsg(2, "amy@example.com", "other", "kept", testNow.Add(-time.Hour)))
+	pol.mu.Lock()
+	pol.blocked["zoe@example.com"] = true
+	pol.mu.Unlock()
+	if _, err := ix.ApplyPolicy(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, ix, "SELECT count(*) FROM mail_messages"); n != 1 {
+		t.Fatalf("%d mail rows after ApplyPolicy, want 1", n)
+	}
+	ix.Close()
+	for _, p := range []string{"index.db", "index.db-wal"} {
+		raw, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, s := range []string{word, strings.ToLower(word)} {
+			if strings.Contains(string(raw), s) {
+				t.Errorf("%s still holds %q", p, s)
+			}
+		}
 	}
 }
