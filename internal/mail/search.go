@@ -34,7 +34,7 @@ type SearchOptions struct {
 	Location *time.Location
 }
 
-// searchSnippets redacts searchSnippets with every class (a code in a mail is masked
+// searchSnippets redacts snippets with every class (a code in a mail is masked
 // like one in a message; the index already blanked what it found).
 var searchSnippets = output.New(redact.Default())
 

@@ -255,3 +255,15 @@ func TestSyncNeverFetchesABlockedPersonsMail(t *testing.T) {
 		t.Fatalf("Raw calls %d after a re-sync", b.Calls["Raw"])
 	}
 }
+
+// ProgressLine reports first syncs only, and ends a mailbox's line when
+// it is done.
+func TestProgressLineDrawsFirstSyncsOnly(t *testing.T) {
+	var b strings.Builder
+	p := ProgressLine(&b)
+	p(Progress{Account: "Work", Mailbox: "INBOX", Done: 12000, Total: 12000, First: true})
+	p(Progress{Account: "Work", Mailbox: "Sent", Done: 5, Total: 5})
+	if got, want := b.String(), "\rmail Work/INBOX: 12,000/12,000 messages\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
