@@ -128,6 +128,17 @@ func (ix *Index) ApplyPolicy(ctx context.Context) (int, error) {
 	if err != nil {
 		return n, err
 	}
+	// Synced mail follows the same policy (mail.go): its blocked rows go
+	// too, and the scrub covers them.
+	m, err := ix.mailPurgeBlockedLocked(ctx)
+	if err != nil {
+		return n, err
+	}
+	if m > 0 {
+		if err := ix.finishPurgeLocked(ctx); err != nil {
+			return n, err
+		}
+	}
 	return n, ix.notePolicyLocked(ctx, fp)
 }
 
@@ -280,6 +291,7 @@ func (ix *Index) scrub(ctx context.Context) error {
 	}
 	for _, q := range []string{
 		"INSERT INTO fts(fts) VALUES('optimize')",
+		"INSERT INTO mail_fts(mail_fts) VALUES('optimize')",
 		"PRAGMA wal_checkpoint(TRUNCATE)",
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {

@@ -230,6 +230,8 @@ INSERT INTO fts(rowid, text)
 SELECT id, CASE WHEN search_extra IS NULL THEN text ELSE text || char(10) || search_extra END
 FROM messages WHERE searchable = 1;
 `,
+	// 3: synced mail in its own tables (mail.go, docs/index.md "Mail").
+	mailSchema,
 }
 
 // ftsDelete removes a row from the FTS index; the text must be the one the

@@ -327,6 +327,12 @@ func (s *Service) cleanReport(r *DossierReport) {
 	}
 }
 
+// mailIndex is the optional part of Index that holds synced mail
+// (*index.Index implements it; an Index without mail cites none).
+type mailIndex interface {
+	MailWith(ctx context.Context, addrs []string, since time.Time, limit int) ([]index.MailEvidence, error)
+}
+
 // dossierFeed delivers a subject's direct-conversation messages, bodies
 // redacted and sanitised.
 type dossierFeed struct {
@@ -336,8 +342,10 @@ type dossierFeed struct {
 	cut     bool
 }
 
-// Messages implements dossier.Feed.
-func (f *dossierFeed) Messages(ctx context.Context, _ dossier.Subject, after dossier.Cursor, fn func(dossier.Message) error) error {
+// Messages implements dossier.Feed: the subject's direct conversations
+// and their 1:1 e-mail synced into the index (index.MailWith; cited as
+// "mail:Account/Path#UID", docs/dossier.md).
+func (f *dossierFeed) Messages(ctx context.Context, subj dossier.Subject, after dossier.Cursor, fn func(dossier.Message) error) error {
 	var all []dossier.Message
 	seen := map[string]bool{}
 	for _, conv := range f.convs {
@@ -366,6 +374,25 @@ func (f *dossierFeed) Messages(ctx context.Context, _ dossier.Subject, after dos
 			}
 			q.Cursor = h.NextCursor
 		}
+	}
+	var mail []index.MailEvidence
+	if mx, ok := f.s.ix.(mailIndex); ok {
+		var err error
+		if mail, err = mx.MailWith(ctx, subj.Handles, after.Time.Add(-time.Millisecond), dossierMaxMessages+1); err != nil {
+			return indexErr("read mail", err)
+		}
+	}
+	for _, m := range mail {
+		dm := dossier.Message{ID: m.ID, ConversationID: "mail:" + m.Account, Time: m.Date, FromMe: m.FromMe, Sender: m.From, Service: "mail",
+			Text: f.s.out.Body(strings.TrimSpace(m.Subject+"\n\n"+m.Body), nil)}
+		if !afterCursor(after, index.Message{ID: dm.ID, Time: dm.Time}) {
+			continue
+		}
+		all = append(all, dm)
+	}
+	if len(all) > dossierMaxMessages {
+		f.cut = true
+		return nil
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		if !all[i].Time.Equal(all[j].Time) {
