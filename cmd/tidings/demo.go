@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tidings-mcp/tidings/internal/calendar"
+	"github.com/tidings-mcp/tidings/internal/mail"
 	"io"
 	"log/slog"
 	"os"
@@ -147,6 +148,12 @@ func serveDemo(ctx context.Context, env *ServeEnv) error {
 		return err
 	}
 	cfg.Calendar = config.Calendar{Files: []config.CalendarFile{{Name: "Demo", Path: ics}}}
+	// The demo Maildir (read-only) is the only mail account in demo mode.
+	md, err := mail.WriteDemo(dir)
+	if err != nil {
+		return err
+	}
+	cfg.Mail = config.Mail{Accounts: []config.MailAccount{{Name: "Demo", Maildir: md, From: []string{"me@example.com"}}}}
 	counts, err := indexDemo(ctx, cfg, env.Logger)
 	if err != nil {
 		return fmt.Errorf("index the demo data: %w", err)
