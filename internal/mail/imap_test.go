@@ -24,7 +24,7 @@ func memIMAP(t *testing.T, caps imap.CapSet) (*IMAP, *imapmemserver.User) {
 	t.Helper()
 	mem := imapmemserver.New()
 	user := imapmemserver.NewUser("me", "pw")
-	for _, name := range []string{"INBOX", "Archive", "Drafts", "Sent", "Work/Projects"} {
+	for _, name := range []string{"INBOX", "Archive", "Drafts", "Sent", "Trash", "Work/Projects"} {
 		if err := user.Create(name, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestIMAPBackendKeepsTheContract(t *testing.T) {
 	for _, m := range mbs {
 		paths = append(paths, m.Path)
 	}
-	if !slices.Equal(paths, []string{"Archive", "Drafts", "INBOX", "Sent", "Work/Projects"}) {
+	if !slices.Equal(paths, []string{"Archive", "Drafts", "INBOX", "Sent", "Trash", "Work/Projects"}) {
 		t.Fatalf("paths = %q", paths)
 	}
 	if i := slices.Index(paths, "Drafts"); !slices.Contains(mbs[i].SpecialUse, Drafts) {

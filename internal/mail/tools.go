@@ -86,7 +86,36 @@ func scopedListing(ctx context.Context, st *Store, account string) ([]Mailbox, s
 	l := st.Mailboxes(ctx, accounts)
 	sr := sc.Rows(scope.Mail, Rows(l.Mailboxes))
 	sr.Noun = "mailbox"
+	if a := strings.TrimSpace(account); a != "" {
+		// Only this account was listed: the scope's values for other
+		// accounts are not this call's business (they would otherwise
+		// read as naming nothing).
+		sr.Account.Values = onlyAccount(sr.Account, a, false)
+		sr.Name.Values = onlyAccount(sr.Name, a, true)
+		if sr.Name.InForce() && len(sr.Name.Values) == 0 {
+			return nil, scope.ScopedRows{}, nil, scope.Violationf("mail account %q is outside this client's scope", a)
+		}
+	}
 	return l.Mailboxes, sr, quoteAll(l.Problems), nil
+}
+
+// onlyAccount keeps the values of an access that concern account (the
+// account itself, or with paths its "Account/..." values); nil stays nil.
+func onlyAccount(acc scope.Access, account string, paths bool) []string {
+	if !acc.InForce() {
+		return nil
+	}
+	out := []string{}
+	for _, v := range acc.Values {
+		a := v
+		if paths {
+			a, _, _ = strings.Cut(v, "/")
+		}
+		if scope.Fold(a) == scope.Fold(account) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // locate resolves a tool's account + mailbox: by path, then by a unique
