@@ -10,6 +10,7 @@ package filesafe
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -146,4 +147,56 @@ func writeExclusive(path string, data []byte) error {
 		return fmt.Errorf("save file: %w", err)
 	}
 	return f.Close()
+}
+
+// ReadInside reads a file a tool attaches to something that leaves the
+// machine (mail_send's attachments): an absolute path that, with every
+// symlink resolved, is a regular file inside one of allowed (file_dirs),
+// at most limit bytes. With no allowed folders nothing can be read.
+func ReadInside(path string, allowed []string, limit int64) ([]byte, error) {
+	if len(allowed) == 0 {
+		return nil, refuse("no folders are allowed for attaching files; a profile's file_dirs must name them")
+	}
+	path = strings.TrimSpace(path)
+	if !filepath.IsAbs(path) {
+		return nil, refuse("attachment %q must be an absolute file path", output.Name(path))
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, refuse("attachment %s does not exist", output.Name(path))
+	}
+	inside := false
+	for _, a := range allowed {
+		ra, err := filepath.EvalSymlinks(a)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(ra, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			inside = true
+			break
+		}
+	}
+	if !inside {
+		return nil, refuse("attachment %s is outside the folders files may be attached from (%s)", output.Name(path), strings.Join(allowed, ", "))
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, refuse("attachment %s is not a regular file", output.Name(path))
+	}
+	if fi.Size() > limit {
+		return nil, refuse("attachment %s has %d bytes; at most %d may be attached", output.Name(path), fi.Size(), limit)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, refuse("attachment %s cannot be read", output.Name(path))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read attachment: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, refuse("attachment %s is larger than %d bytes", output.Name(path), limit)
+	}
+	return data, nil
 }

@@ -3,12 +3,14 @@ package mail
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"mime"
 	"mime/quotedprintable"
 	netmail "net/mail"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -23,6 +25,11 @@ type Compose struct {
 	InReplyTo  string
 	References []string
 	Date       time.Time
+	// Attachments are sent as a multipart/mixed message.
+	Attachments []Attached
+	// OmitBcc leaves the Bcc header out (a message that is sent: its Bcc
+	// recipients get it through the envelope only).
+	OmitBcc bool
 }
 
 // Limits of what the tools write.
@@ -82,7 +89,7 @@ func (d Compose) Build() ([]byte, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if len(addrs) == 0 {
+		if len(addrs) == 0 || (k == "Bcc" && d.OmitBcc) {
 			continue
 		}
 		s := make([]string, len(addrs))
@@ -109,13 +116,22 @@ func (d Compose) Build() ([]byte, string, error) {
 		h("References", strings.Join(refs, " "))
 	}
 	h("MIME-Version", "1.0")
-	h("Content-Type", "text/plain; charset=utf-8")
-	h("Content-Transfer-Encoding", "quoted-printable")
-	b.WriteString("\r\n")
-	qp := quotedprintable.NewWriter(&b)
+	var text bytes.Buffer
+	qp := quotedprintable.NewWriter(&text)
 	_, _ = qp.Write([]byte(strings.ReplaceAll(strings.ReplaceAll(d.Body, "\r\n", "\n"), "\n", "\r\n")))
 	_ = qp.Close()
+	if len(d.Attachments) == 0 {
+		h("Content-Type", "text/plain; charset=utf-8")
+		h("Content-Transfer-Encoding", "quoted-printable")
+		b.WriteString("\r\n")
+		b.Write(text.Bytes())
+		b.WriteString("\r\n")
+		return b.Bytes(), id, nil
+	}
+	boundary := "=_" + hex.EncodeToString(rnd[:8])
+	h("Content-Type", `multipart/mixed; boundary="`+boundary+`"`)
 	b.WriteString("\r\n")
+	b.Write(attachParts(text.Bytes(), d.Attachments, boundary))
 	return b.Bytes(), id, nil
 }
 
@@ -126,4 +142,40 @@ func ReplySubject(s string) string {
 		return t
 	}
 	return "Re: " + t
+}
+
+// mimeType is an attachment's declared type, else one guessed from its
+// name, else application/octet-stream; parameters a caller smuggled in
+// are dropped.
+func mimeType(f Attached) string {
+	t := f.ContentType
+	if t == "" {
+		t = mime.TypeByExtension(strings.ToLower(filepath.Ext(f.Name)))
+	}
+	if mt, _, err := mime.ParseMediaType(t); err == nil && strings.Count(mt, "/") == 1 {
+		return mt
+	}
+	return "application/octet-stream"
+}
+
+// disposition renders Content-Disposition with the file name (RFC 2231
+// for non-ASCII names), its path part removed.
+func disposition(name string) string {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	if v := mime.FormatMediaType("attachment", map[string]string{"filename": name}); v != "" {
+		return v
+	}
+	return "attachment"
+}
+
+// base64Lines encodes data in 76-character lines.
+func base64Lines(data []byte) []byte {
+	enc := base64.StdEncoding.EncodeToString(data)
+	var b bytes.Buffer
+	for len(enc) > 76 {
+		b.WriteString(enc[:76] + "\r\n")
+		enc = enc[76:]
+	}
+	b.WriteString(enc)
+	return b.Bytes()
 }

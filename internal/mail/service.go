@@ -17,6 +17,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/scope"
+	"github.com/tidings-mcp/tidings/internal/send"
 )
 
 // StoreFromConfig builds the store of cfg's [[mail.accounts]]. Nothing is
@@ -72,15 +73,63 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 	return st, nil
 }
 
-// New builds the Mail service (docs/tools.md, "Mail").
+// SenderFromConfig builds the SMTP submitters of cfg's accounts.
+func SenderFromConfig(cfg *config.Config, st *Store) (*Sender, error) {
+	snd := &Sender{St: st, SMTP: map[string]*SMTP{}, NoSentCopy: map[string]bool{}}
+	for _, a := range cfg.Mail.Accounts {
+		if a.SMTP == "" {
+			continue
+		}
+		src := a.Password()
+		var once sync.Once
+		var secret account.Secret
+		var perr error
+		sub, err := NewSMTP(SMTPConfig{Account: a.Name, URL: a.SMTP, Username: a.Username, Auth: a.Auth, CAFile: a.CAFile,
+			Password: func(ctx context.Context) (account.Secret, error) {
+				once.Do(func() { secret, perr = src.Resolve(ctx, account.Options{}) })
+				return secret, perr
+			}})
+		if err != nil {
+			return nil, err
+		}
+		snd.SMTP[a.Name] = sub
+		snd.NoSentCopy[a.Name] = !a.KeepsSentCopy()
+	}
+	return snd, nil
+}
+
+// New builds the Mail service (docs/tools.md, "Mail"). preview_mail and
+// mail_send exist only with ENABLE_MCP_SEND_MAIL=true, outside demo mode
+// and read-only mode.
 func New(env *mcpserver.ServiceEnv) (mcpserver.Service, error) {
-	st, err := StoreFromConfig(env.Config, env.Now)
+	cfg := env.Config
+	st, err := StoreFromConfig(cfg, env.Now)
 	if err != nil {
 		return mcpserver.Service{}, err
 	}
 	svc := Service(st)
 	if len(st.Backends) == 0 {
 		svc.Unavailable = "no [[mail.accounts]] with imap or maildir in config.toml"
+	}
+	if cfg.EnableSendMail && !cfg.Demo && !cfg.ReadOnly {
+		snd, err := SenderFromConfig(cfg, st)
+		if err != nil {
+			return mcpserver.Service{}, err
+		}
+		var gate *send.MailGate
+		if !env.Bridge {
+			pst, err := policy.NewStore(cfg.Home, policy.Options{HardenedAllowlist: cfg.HardenedAllowlist})
+			if err != nil {
+				return mcpserver.Service{}, fmt.Errorf("mail send: %w", err)
+			}
+			confirmer, _ := send.Platform(send.PlatformOptions{})
+			gate, err = send.NewMailGate(send.Options{Home: cfg.Home, Now: cfg.Now, Location: cfg.Location(), Region: cfg.Region,
+				Policy: pst, Confirmer: confirmer, RateLimit: cfg.SendRateLimit, Logger: env.Logger}, snd)
+			if err != nil {
+				return mcpserver.Service{}, err
+			}
+		}
+		svc.Tools = append(svc.Tools, SendTools(st, snd, gate)...)
 	}
 	return svc, nil
 }
