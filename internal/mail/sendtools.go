@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tidings-mcp/tidings/internal/filesafe"
@@ -187,7 +188,7 @@ func SendTools(st *Store, snd *Sender, gate *send.MailGate) []mcpserver.Tool {
 	preview := mcpserver.Define(mcpserver.Tool{
 		Name: "preview_mail", Title: "Preview an email before sending",
 		Description: "Check an e-mail and get a send_nonce bound to exactly this message (from, recipients, subject, body, attachments). Show the preview to the user; nothing is sent.",
-		Toolset:     mcpserver.ToolsetMail, Bridged: true,
+		Toolset:     mcpserver.ToolsetMail, Bridged: true, OutputSchema: previewSchema,
 		ReadOnly: mcpserver.No, Destructive: mcpserver.No, Idempotent: mcpserver.No, OpenWorld: mcpserver.Yes,
 	}, func(d *mcpserver.Deps) mcp.ToolHandlerFor[mailSendIn, send.MailPreview] {
 		return func(ctx context.Context, _ *mcp.CallToolRequest, in mailSendIn) (*mcp.CallToolResult, send.MailPreview, error) {
@@ -228,4 +229,16 @@ func withSent(s send.MailSent, err error) (*mcp.CallToolResult, send.MailSent, e
 		return nil, send.MailSent{}, err
 	}
 	return nil, s, nil
+}
+
+// previewSchema keeps preview_mail within the tools/list budget; the
+// fields are in docs/tools.md.
+var previewSchema = &jsonschema.Schema{
+	Type:     "object",
+	Required: []string{"account", "from", "to", "subject", "body", "blocked"},
+	Properties: map[string]*jsonschema.Schema{
+		"account": {Type: "string"}, "from": {Type: "string"}, "to": {Type: "array"}, "subject": {Type: "string"}, "body": {Type: "string"},
+		"blocked":    {Type: "boolean", Description: "a recipient is blocked: no nonce"},
+		"send_nonce": {Type: "string"},
+	},
 }

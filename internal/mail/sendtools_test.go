@@ -2,6 +2,7 @@ package mail
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"io"
 	"net"
@@ -243,5 +244,35 @@ func TestRedTeamMailSendRefusals(t *testing.T) {
 	}
 	if n := len(set.sink.all()); n != 0 {
 		t.Fatalf("the sink received %d messages", n)
+	}
+}
+
+func TestEveryMailToolFitsTheListBudget(t *testing.T) {
+	set := &sendSet{st: mailSet(t)}
+	snd := &Sender{St: set.st}
+	svc := Service(set.st)
+	svc.Tools = append(svc.Tools, SendTools(set.st, snd, nil)...)
+	p := &mcpserver.Profile{Access: "write", AllowExternal: true, FileDirs: []string{t.TempDir()}}
+	srv, err := mcpserver.New(&mcpserver.Deps{Version: "test", Profile: p}, mcpserver.Filters{Toolsets: []string{"mail"}, Profile: p}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := mcptest.Sessions(t, srv)["stdio"].ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tl := range res.Tools {
+		if !strings.HasPrefix(tl.Name, "mail_") && tl.Name != "preview_mail" {
+			continue
+		}
+		n++
+		b, _ := json.Marshal(tl)
+		if len(b) > mcpserver.ListBudgetPerTool {
+			t.Errorf("%s: %d bytes in tools/list, budget %d", tl.Name, len(b), mcpserver.ListBudgetPerTool)
+		}
+	}
+	if n != 14 {
+		t.Fatalf("%d mail tools listed, want 14", n)
 	}
 }
