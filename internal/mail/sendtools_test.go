@@ -2,8 +2,8 @@ package mail
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
