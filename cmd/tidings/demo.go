@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tidings-mcp/tidings/internal/addressbook"
-	"github.com/tidings-mcp/tidings/internal/calendar"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +12,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/addressbook"
+	"github.com/tidings-mcp/tidings/internal/calendar"
+	"github.com/tidings-mcp/tidings/internal/mail"
 
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
@@ -155,6 +157,12 @@ func serveDemo(ctx context.Context, env *ServeEnv) error {
 		return err
 	}
 	cfg.ContactAccounts = []config.ContactAccount{{Name: "Demo", Folder: cards}}
+	// The demo Maildir (read-only) is the only mail account in demo mode.
+	md, err := mail.WriteDemo(dir)
+	if err != nil {
+		return err
+	}
+	cfg.Mail = config.Mail{Accounts: []config.MailAccount{{Name: "Demo", Maildir: md, From: []string{"me@example.com"}}}}
 	counts, err := indexDemo(ctx, cfg, env.Logger)
 	if err != nil {
 		return fmt.Errorf("index the demo data: %w", err)

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/tidings-mcp/tidings/internal/addressbook"
 	"github.com/tidings-mcp/tidings/internal/calendar"
+	"github.com/tidings-mcp/tidings/internal/mail"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/system"
@@ -24,4 +25,5 @@ var Services = []mcpserver.ServiceFactory{
 	calendar.New,
 	calendar.NewReminders,
 	addressbook.New,
+	mail.New,
 }

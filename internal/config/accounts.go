@@ -43,7 +43,14 @@ type MailAccount struct {
 	// CAFile is an absolute path to PEM CA certificates trusted instead of
 	// the system's for this account's servers.
 	CAFile string `toml:"ca_file"`
+	// SentCopy = false stops mail_send from appending the sent message to
+	// the account's Sent mailbox (for servers that file it themselves,
+	// as Gmail does); unset means true.
+	SentCopy *bool `toml:"sent_copy"`
 }
+
+// KeepsSentCopy reports whether mail_send appends to Sent.
+func (a MailAccount) KeepsSentCopy() bool { return a.SentCopy == nil || *a.SentCopy }
 
 // Password is the account's password source.
 func (a MailAccount) Password() account.PasswordSource {

@@ -77,8 +77,11 @@ type Config struct {
 	// variable name, ENABLE_MCP_SEND_MESSAGE, only (docs/architecture.md): no
 	// flag, no file key, so enabling sends is always a deliberate act in the
 	// client's server configuration.
-	EnableSend bool     `toml:"-" key:"enable_send" env:"ENABLE_MCP_SEND_MESSAGE"`
-	Toolsets   []string `toml:"toolsets" env:"TIDINGS_TOOLSETS" flag:"toolsets" usage:"comma-separated toolsets to enable (default: all)"`
+	EnableSend bool `toml:"-" key:"enable_send" env:"ENABLE_MCP_SEND_MESSAGE"`
+	// EnableSendMail is mail's send switch (preview_mail, mail_send), read
+	// from ENABLE_MCP_SEND_MAIL only, like EnableSend.
+	EnableSendMail bool     `toml:"-" key:"enable_send_mail" env:"ENABLE_MCP_SEND_MAIL"`
+	Toolsets       []string `toml:"toolsets" env:"TIDINGS_TOOLSETS" flag:"toolsets" usage:"comma-separated toolsets to enable (default: all)"`
 
 	// Sending (internal/send): sends per rolling hour, and how long to wait for chat.db to confirm one.
 	SendRateLimit     int `toml:"send_rate_limit" env:"TIDINGS_SEND_RATE_LIMIT" default:"10" usage:"most messages sent per rolling hour"`

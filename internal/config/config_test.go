@@ -251,7 +251,7 @@ func TestKeysDocumented(t *testing.T) {
 		if k.Flag != "" && k.Usage == "" {
 			t.Errorf("flag --%s has no usage text", k.Flag)
 		}
-		if k.Env != "" && !strings.HasPrefix(k.Env, "TIDINGS_") && k.Env != "ENABLE_MCP_SEND_MESSAGE" {
+		if k.Env != "" && !strings.HasPrefix(k.Env, "TIDINGS_") && k.Env != "ENABLE_MCP_SEND_MESSAGE" && k.Env != "ENABLE_MCP_SEND_MAIL" {
 			t.Errorf("environment variable %s lacks the TIDINGS_ prefix", k.Env)
 		}
 	}

@@ -57,9 +57,11 @@ type StatusProtocol struct {
 
 // StatusAccess reports the settings that narrow the tool list.
 type StatusAccess struct {
-	ReadOnly    bool   `json:"read_only"`
-	SendEnabled bool   `json:"send_enabled" jsonschema:"true when send tools are registered (ENABLE_MCP_SEND_MESSAGE=true, not read-only, not demo mode)"`
-	Profile     string `json:"profile,omitempty"`
+	ReadOnly    bool `json:"read_only"`
+	SendEnabled bool `json:"send_enabled" jsonschema:"true when send tools are registered (ENABLE_MCP_SEND_MESSAGE=true, not read-only, not demo mode)"`
+	// MailSendEnabled: mail_send is registered (ENABLE_MCP_SEND_MAIL=true).
+	MailSendEnabled bool   `json:"mail_send_enabled"`
+	Profile         string `json:"profile,omitempty"`
 }
 
 // StatusToolset is one toolset and its tools' registration decisions.
@@ -123,6 +125,7 @@ func buildStatus(ctx context.Context, d *Deps) StatusOutput {
 			}
 		}
 		out.Access.SendEnabled = slices.ContainsFunc(d.Selection.Tools, func(t Tool) bool { return t.SendGate })
+		out.Access.MailSendEnabled = slices.ContainsFunc(d.Selection.Tools, func(t Tool) bool { return t.Name == "mail_send" })
 	}
 	if d.Sources != nil {
 		if s := d.Sources.SourceStatus(ctx); s != nil {
