@@ -110,7 +110,18 @@ var (
 	reImper    = dates.MustRx(`^(call|text|email|ring|send|bring|grab|remind|tell|ask|buy|pick up|drop off|give) (me|us|him|her|them|the|a|an|your|my|it|some)\b(.*)`, "call", "text", "email", "ring", "send", "bring", "grab", "remind", "tell", "ask", "buy", "pick up", "drop off", "give")
 	reConfirm  = dates.MustRx(`\b(booked|reserved|reservation|confirmed|reminder of your|your appointment)\b`, "booked", "reserved", "reservation", "confirmed", "reminder of your", "your appointment")
 	reInvite   = dates.MustRx(`\b(want to|wanna|would you like to|do you want to|down to|up for)\s+([a-z']+)(.*)`, "want to", "wanna", "would you like to", "do you want to", "down to", "up for")
-	reSeeYou   = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
+	// reDefer is a deferral ("let me check", "hmm let me think about it",
+	// "let me see what I can do"): it promises an answer, not a deed, so
+	// the sentence makes no commitment (docs/dossier.md "Commitments").
+	reDefer = dates.MustRx(`\blet me (check|look|think|see|ask|find out|get back)\b`, "let me")
+	// reCourtesy follows "let me know": an offer or a courtesy ("if you
+	// need anything", "if you want to borrow my ladder", "if you have any
+	// questions") asks for nothing unless the other side wants it.
+	reCourtesy = dates.MustRx(`^\s*(if|whether) (you|u) (want|need|have any|'d like|would like|wanna)\b|^\s*if (anything|there'?s anything|there is anything|you have questions|i can help|i can do anything)\b`, "if", "whether")
+	// reIdiom is an "I'll …" that commits to nothing ("I'll take it to the
+	// grave", "I'll hold you to that").
+	reIdiom  = dates.MustRx(`^(take|carry) (it|that|this|the secret|that secret|this secret|it all) to (my|the) grave|^hold you to (it|that)|^drink to that|^eat my (hat|words)|^cross that bridge|^believe it when|^never forget|^keep you posted|^be the judge`, "grave", "hold you", "drink", "eat my", "bridge", "believe", "never", "posted", "judge")
+	reSeeYou = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
 )
 
 // Verbs after "can you"/"I'll" that make no commitment.
@@ -198,6 +209,9 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 	mk := func(kind, owner, what string) *cand {
 		return &cand{kind: kind, owner: owner, what: cleanWhat(what), sent: s}
 	}
+	if reDefer.MatchString(low) {
+		return nil, evs
+	}
 	hasAmount := reAmount.MatchString(low)
 	switch {
 	case reOweThem.MatchString(low):
@@ -226,7 +240,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		}
 		return mk(KindRequest, "addressee", m[4]+m[5]), evs
 	}
-	if m := rePlease.FindStringSubmatch(low); m != nil {
+	if m := rePlease.FindStringSubmatch(low); m != nil && (m[11] == "" || !reCourtesy.MatchString(m[12])) {
 		what := strings.Join(slices.DeleteFunc([]string{m[2] + m[3], m[6], m[8], m[10], m[11] + m[12]}, func(s string) bool { return s == "" }), " ")
 		return mk(KindRequest, "addressee", what), evs
 	}
@@ -246,7 +260,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		}
 		return mk(KindPromise, "speaker", strings.TrimSpace(m[2])), evs
 	}
-	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) {
+	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) && !reIdiom.MatchString(m[2]+m[3]) {
 		return mk(KindPromise, "speaker", m[2]+m[3]), evs
 	}
 	if m := reBareWill.FindStringSubmatch(low); m != nil && m[2] != "you" && m[2] != "u" && m[2] != "we" && !notPromiseVerb[m[2]] && !s.quest {
@@ -258,7 +272,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		c.deferral = m[1] == "check" || m[1] == "look" || m[1] == "ask" || m[1] == "find"
 		return c, evs
 	}
-	if m := rePlanLets.FindStringSubmatch(low); m != nil && !notPlanVerbs[m[2]] {
+	if m := rePlanLets.FindStringSubmatch(low); m != nil && !notPlanVerbs[m[2]] && !cheer(m[2], m[3]) {
 		return mk(KindPlan, "both", m[2]+m[3]), evs
 	}
 	if m := reInvite.FindStringSubmatch(low); m != nil && s.quest {
@@ -346,7 +360,7 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 	touched := false
 	var cands []*cand
 	var evs []event
-	for _, s := range f.sentences {
+	for _, s := range ownWords(m.Text, f) {
 		c, e := analyzeSentence(s)
 		if c != nil {
 			cands = append(cands, c)
@@ -361,13 +375,20 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 	if d.answerInfo(m, f, speaker, loc) {
 		touched = true
 	}
+	// "found it, I'll drop it off saturday": a step reported along with a
+	// promise accepts the request the promise answers; it does not settle
+	// it.
+	var accepting *Commitment
+	if len(cands) > 0 && cands[0].owner == "speaker" && !cands[0].deferral && cands[0].kind == KindPromise {
+		accepting = d.acceptTarget(m, speaker, other)
+	}
 	// Settle first: "sent! venmo'd you $40" closes a debt, it opens none.
 	settled := map[event]bool{}
 	for _, e := range evs {
 		if settled[e] {
 			continue
 		}
-		if d.settle(e, speaker, other, m, f, amount) {
+		if d.settle(e, speaker, other, m, f, amount, accepting) {
 			settled[e], touched = true, true
 		}
 	}
@@ -642,7 +663,7 @@ func sharedActivity(a, b string) bool {
 // settle applies an event of the speaker to the open commitments. It
 // reports whether one was settled (or, for evAccept, nothing: acceptance
 // is handled by the caller and reported true when a target exists).
-func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo, amount *Amount) bool {
+func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo, amount *Amount, accepting *Commitment) bool {
 	var ok func(c *Commitment) bool
 	res := string(e)
 	switch e {
@@ -674,7 +695,7 @@ func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo,
 			break
 		}
 		c := &d.Commitments[i]
-		if c.Status != StatusOpen || !ok(c) || slices.Contains(c.Sources, m.ID) {
+		if c.Status != StatusOpen || !ok(c) || slices.Contains(c.Sources, m.ID) || c == accepting && (e == evDone || e == evDoneWeak) {
 			continue
 		}
 		age := m.Time.Sub(c.Created)
@@ -802,4 +823,57 @@ func appendUnique(s []string, vs ...string) []string {
 		}
 	}
 	return s
+}
+
+// goWhere are the words after "let's go" that make it a plan: a
+// destination, an errand or a time ("let's go to the market", "let's go
+// out saturday", "let's go tomorrow").
+var goWhere = map[string]bool{"to": true, "for": true, "out": true, "get": true, "grab": true, "see": true, "back": true,
+	"home": true, "somewhere": true, "there": true, "together": true, "on": true, "at": true, "this": true, "next": true,
+	"today": true, "tonight": true, "tomorrow": true, "tmrw": true, "tmr": true, "after": true, "before": true,
+	"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true, "saturday": true, "sunday": true,
+	"mon": true, "tue": true, "tues": true, "wed": true, "thu": true, "thurs": true, "fri": true, "sat": true, "sun": true,
+	"early": true, "later": true, "now": true, "in": true, "by": true, "around": true}
+
+// cheer reports whether "let's go …" is a cheer ("let's go Giants!!",
+// "LETS GOOOO") rather than a plan: "go" stretched, or followed by
+// something that is neither a place, an errand, an activity in -ing nor a
+// time.
+func cheer(verb, rest string) bool {
+	if strings.HasPrefix(verb, "go") && strings.Trim(verb, "o") == "g" && verb != "go" {
+		return true // "gooo"
+	}
+	if verb != "go" {
+		return false
+	}
+	ws := tokens(rest)
+	if len(ws) == 0 {
+		return true
+	}
+	return !goWhere[ws[0]] && !(len(ws[0]) > 4 && strings.HasSuffix(ws[0], "ing"))
+}
+
+// reNotOwn is text the sender quotes or sets aside: a quotation in double
+// quotes and an aside in parentheses ("never eating there again (I'll be
+// back next week)").
+var reNotOwn = regexp.MustCompile(`"[^"\n]*"|\x{201c}[^\x{201d}\n]*\x{201d}|\([^()\n]*\)`)
+
+// ownWords are the sentences of a message that speak for its sender: none
+// for a forwarded text ("Fwd: …") or lyrics (music notes), and the others
+// without their quotations and asides. Only they make, accept or settle
+// commitments (docs/dossier.md "Commitments").
+func ownWords(text string, f textInfo) []sentence {
+	head := strings.ToLower(strings.TrimSpace(text))
+	for _, p := range []string{"fwd:", "fw:", "forwarded", "---------- forwarded", "begin forwarded"} {
+		if strings.HasPrefix(head, p) {
+			return nil
+		}
+	}
+	if strings.ContainsAny(text, "\U0001F3B5\U0001F3B6\u266A\u266B\u266C") {
+		return nil
+	}
+	if !strings.ContainsAny(text, "\"\u201c(") {
+		return f.sentences
+	}
+	return newTextInfo(reNotOwn.ReplaceAllString(text, " ")).sentences
 }
