@@ -210,7 +210,17 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		return &cand{kind: kind, owner: owner, what: cleanWhat(what), sent: s}
 	}
 	if reDefer.MatchString(low) {
-		return nil, evs
+		// Only the deferring clause: "let me think about the timeline,
+		// I'll propose dates" still promises the dates.
+		var keep []string
+		for _, cl := range strings.Split(low, ", ") {
+			if !reDefer.MatchString(cl) {
+				keep = append(keep, cl)
+			}
+		}
+		if low = strings.Join(keep, ", "); strings.TrimSpace(low) == "" {
+			return nil, evs
+		}
 	}
 	hasAmount := reAmount.MatchString(low)
 	switch {
@@ -260,7 +270,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		}
 		return mk(KindPromise, "speaker", strings.TrimSpace(m[2])), evs
 	}
-	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) && !reIdiom.MatchString(m[2]+m[3]) {
+	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) && !reIdiom.MatchString(m[2]+m[3]) && !askElsewhere(m[2], m[3]) {
 		return mk(KindPromise, "speaker", m[2]+m[3]), evs
 	}
 	if m := reBareWill.FindStringSubmatch(low); m != nil && m[2] != "you" && m[2] != "u" && m[2] != "we" && !notPromiseVerb[m[2]] && !s.quest {
@@ -876,4 +886,12 @@ func ownWords(text string, f textInfo) []sentence {
 		return f.sentences
 	}
 	return newTextInfo(reNotOwn.ReplaceAllString(text, " ")).sentences
+}
+
+// askElsewhere reports whether "I'll ask …" only turns to someone else
+// ("all good, I'll ask Marisol", "I'll ask my boss"): like "let me ask", it
+// defers. "I'll ask him to check yours too" commits to an errand for the
+// owner.
+func askElsewhere(verb, rest string) bool {
+	return verb == "ask" && !strings.Contains(rest, " to ") && !strings.Contains(rest, " for ") && !strings.Contains(rest, " about ")
 }

@@ -135,3 +135,25 @@ func TestAStepWithAPromiseAcceptsTheRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestDeferralsCommitToNothingButTheirNeighbours: a deferral ("let me
+// check", "I'll ask my boss") makes no commitment; a promise in another
+// clause of the same sentence still does.
+func TestDeferralsCommitToNothingButTheirNeighbours(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       int
+	}{
+		{"a deferral with a promise", "let me think about the budget, I'll send numbers friday", 1},
+		{"a promise with a deferral", "I'll send numbers friday, let me check with Ana first", 1},
+		{"asking someone else", "no worries, I'll ask Priya", 0},
+		{"asking the boss", "I'll ask my boss", 0},
+		{"asking someone to do something for the owner", "I'll ask him to fix yours too", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := commitmentsOf(t, friend, tc.text); len(got) != tc.want {
+				t.Errorf("%q made %d commitments %+v, want %d", tc.text, len(got), got, tc.want)
+			}
+		})
+	}
+}
