@@ -288,7 +288,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 	if m := reInvite.FindStringSubmatch(low); m != nil && s.quest {
 		return mk(KindPlan, "both", m[2]+m[3]), evs
 	}
-	if hasActivity(low) && (s.quest || reSeeYou.MatchString(low) || reConfirm.MatchString(low) || strings.Contains(low, "still on")) {
+	if hasActivity(low) && (s.quest || reSeeYou.MatchString(low) || reConfirm.MatchString(low)) {
 		return mk(KindPlan, "both", low), evs
 	}
 	if reConfirm.MatchString(low) {

@@ -58,7 +58,9 @@ func TestChatIsNotACommitment(t *testing.T) {
 		{"a courtesy offer", "let me know if you need anything", ""},
 		{"an offer to lend", "no rush! lmk if you want to borrow my ladder", ""},
 		{"a courtesy: questions", "let me know if you have any questions", ""},
+		{"an event arranged elsewhere", "the party sunday is still on!", ""},
 		// The commitments next to them still count.
+		{"asking whether a plan holds", "are we still on for dinner friday?", KindPlan},
 		{"a plan to go somewhere", "let's go to the farmers market saturday", KindPlan},
 		{"a plan to go do something", "let's go climbing sunday morning?", KindPlan},
 		{"a promise", "I'll send the invoice tomorrow", KindPromise},
