@@ -434,6 +434,14 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			}
 			continue
 		}
+		if cd.kind == KindPromise && cd.owner == "speaker" && !cd.deferral {
+			if r := d.restated(m, speaker, cd.what); r != nil {
+				r.Mentions = appendUnique(r.Mentions, m.ID)
+				r.Updated = m.Time
+				touched = true
+				continue
+			}
+		}
 		owner := map[string]string{"speaker": speaker, "addressee": other, "both": "both"}[cd.owner]
 		c := Commitment{
 			ID: fmt.Sprintf("%s#%d", m.ID, i), Kind: cd.kind, Owner: owner, By: speaker,
@@ -487,7 +495,10 @@ func (d *Dossier) acceptTarget(m *Message, speaker, other string) *Commitment {
 			break
 		}
 		c := &d.Commitments[i]
-		if c.Status != StatusOpen || c.By != other || (c.Owner != speaker && c.Owner != "both") {
+		// One already accepted is not accepted again: a later "I'll find
+		// a slot next week" is a new promise, "I'll send them by
+		// thursday" a restatement (restated).
+		if c.Status != StatusOpen || c.Accepted || c.By != other || (c.Owner != speaker && c.Owner != "both") {
 			continue
 		}
 		if m.ReplyTo != "" && slices.Contains(c.Sources, m.ReplyTo) {
@@ -894,4 +905,45 @@ func ownWords(text string, f textInfo) []sentence {
 // owner.
 func askElsewhere(verb, rest string) bool {
 	return verb == "ask" && !strings.Contains(rest, " to ") && !strings.Contains(rest, " for ") && !strings.Contains(rest, " about ")
+}
+
+// pronounObject reports whether a promise's what-clause names its object
+// by a pronoun ("send them by thursday", "do it tonight"): it points back
+// at something already said.
+func pronounObject(what string) bool {
+	ws := tokens(strings.ToLower(what))
+	if len(ws) < 2 {
+		return false
+	}
+	switch ws[1] {
+	case "it", "them", "that", "those", "this", "these", "'em", "em":
+		return true
+	}
+	return false
+}
+
+// restated finds the open commitment a speaker's promise repeats: one the
+// speaker owns, made or accepted by them, that came up within
+// relateWindow, and that the promise points back at by a pronoun (the
+// newest: "sorry! I'll send them by thursday" after a nudge) or shares a
+// word with ("I'll send you my notes on the writeup tonight" for "please
+// review the writeup"). The repetition is a mention, not a second
+// commitment; the date stays the one first named (docs/dossier.md
+// "Commitments").
+func (d *Dossier) restated(m *Message, speaker, what string) *Commitment {
+	pronoun := pronounObject(what)
+	ws := tokens(strings.ToLower(what))
+	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, m.Time) {
+			break
+		}
+		c := &d.Commitments[i]
+		if c.Status != StatusOpen || c.Owner != speaker || c.Kind == KindPlan || m.Time.Sub(c.Updated) > relateWindow {
+			continue
+		}
+		if (c.By == speaker || c.Accepted) && (pronoun || overlap(ws, c.What) > 0) {
+			return c
+		}
+	}
+	return nil
 }

@@ -159,3 +159,26 @@ func TestDeferralsCommitToNothingButTheirNeighbours(t *testing.T) {
 		})
 	}
 }
+
+// TestARestatedPromiseIsAMention: repeating an open promise or an accepted
+// request ("sorry! I'll send it tonight") mentions it, it makes no second
+// commitment; a new promise after an accepted plan is a new commitment.
+func TestARestatedPromiseIsAMention(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		texts []string
+		want  int
+	}{
+		{"an accepted request, restated", []string{"can you send me the signed lease?", "me: will do", "any news?", "me: sorry! I'll send it tonight"}, 1},
+		{"an own promise, restated", []string{"me: I'll propose dates for the kickoff", "sounds good", "any thoughts?", "me: sorry, I'll send them by thursday"}, 1},
+		{"an own promise, restated in its words", []string{"please review the budget draft", "me: will do", "me: I'll send you my notes on the budget tonight"}, 1},
+		{"a new promise after an accepted plan", []string{"let's sync tuesday at 2 on the pricing page", "me: sounds good", "did we ever do that sync?", "me: nope. I'll find a slot next week"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := commitmentsOf(t, friend, tc.texts...)
+			if len(got) != tc.want {
+				t.Errorf("%d commitments %+v, want %d", len(got), got, tc.want)
+			}
+		})
+	}
+}
