@@ -483,7 +483,34 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			}
 		}
 	}
+	if !touched && f.question && len(cands) == 0 {
+		// "just checking, any thoughts on round 1 dates?": a question
+		// about an open commitment of the other side is a nudge, a
+		// mention of it.
+		for i := len(d.Commitments) - 1; i >= 0; i-- {
+			if d.tooOld(i, m.Time) {
+				break
+			}
+			c := &d.Commitments[i]
+			if c.Status == StatusOpen && c.Owner == other && m.Time.Sub(c.Updated) <= relateWindow && overlap(f.tokens, c.What) > 0 {
+				c.Mentions = appendUnique(c.Mentions, m.ID)
+				c.Updated = m.Time
+				touched = true
+				break
+			}
+		}
+	}
 	return touched
+}
+
+// nudged reports whether c's newest mention is among the last few
+// messages.
+func (d *Dossier) nudged(c *Commitment) bool {
+	if len(c.Mentions) == 0 {
+		return false
+	}
+	last := c.Mentions[len(c.Mentions)-1]
+	return slices.ContainsFunc(d.State.Recent, func(r recentMessageInfo) bool { return r.ID == last })
 }
 
 // acceptTarget finds the open request or debt of the other side that a
@@ -924,8 +951,9 @@ func pronounObject(what string) bool {
 
 // restated finds the open commitment a speaker's promise repeats: one the
 // speaker owns, made or accepted by them, that came up within
-// relateWindow, and that the promise points back at by a pronoun (the
-// newest: "sorry! I'll send them by thursday" after a nudge) or shares a
+// relateWindow, and that the promise points back at by a pronoun right
+// after the other side asked about it ("sorry! I'll send them by
+// thursday" after "any thoughts on the dates?") or shares a
 // word with ("I'll send you my notes on the writeup tonight" for "please
 // review the writeup"). The repetition is a mention, not a second
 // commitment; the date stays the one first named (docs/dossier.md
@@ -941,7 +969,7 @@ func (d *Dossier) restated(m *Message, speaker, what string) *Commitment {
 		if c.Status != StatusOpen || c.Owner != speaker || c.Kind == KindPlan || m.Time.Sub(c.Updated) > relateWindow {
 			continue
 		}
-		if (c.By == speaker || c.Accepted) && (pronoun || overlap(ws, c.What) > 0) {
+		if (c.By == speaker || c.Accepted) && (pronoun && d.nudged(c) || overlap(ws, c.What) > 0) {
 			return c
 		}
 	}

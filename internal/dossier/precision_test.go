@@ -169,8 +169,9 @@ func TestARestatedPromiseIsAMention(t *testing.T) {
 		texts []string
 		want  int
 	}{
-		{"an accepted request, restated", []string{"can you send me the signed lease?", "me: will do", "any news?", "me: sorry! I'll send it tonight"}, 1},
-		{"an own promise, restated", []string{"me: I'll propose dates for the kickoff", "sounds good", "any thoughts?", "me: sorry, I'll send them by thursday"}, 1},
+		{"an accepted request, restated", []string{"can you send me the signed lease?", "me: will do", "any news on the lease?", "me: sorry! I'll send it tonight"}, 1},
+		{"an own promise, restated", []string{"me: I'll propose dates for the kickoff", "sounds good", "any thoughts on the dates?", "me: sorry, I'll send them by thursday"}, 1},
+		{"a pronoun promise nobody asked about", []string{"me: I'll have the fence re-stained in two weeks", "sure, I'm home all day", "me: got it, thanks! will return it when I'm done"}, 2},
 		{"an own promise, restated in its words", []string{"please review the budget draft", "me: will do", "me: I'll send you my notes on the budget tonight"}, 1},
 		{"a new promise after an accepted plan", []string{"let's sync tuesday at 2 on the pricing page", "me: sounds good", "did we ever do that sync?", "me: nope. I'll find a slot next week"}, 2},
 	} {
