@@ -139,7 +139,9 @@ var (
 		"all": true, "agree": true, "pray": true, "face": true, "goo": true}
 	activities = []string{"appointment", "cleaning", "checkup", "haircut", "dinner", "lunch", "brunch", "breakfast", "coffee", "drinks", "drink", "movie", "hike", "game", "party",
 		"call", "meeting", "trip", "visit", "concert", "show", "class", "walk", "run", "climb", "bouldering", "tacos", "pizza",
-		"ramen", "beers", "beer", "date", "picnic", "swim", "workout", "yoga", "match"}
+		"ramen", "beers", "beer", "date", "picnic", "swim", "workout", "yoga", "match",
+		"climbing", "hiking", "skiing", "bowling", "camping", "biking", "swimming", "running", "shopping", "club",
+		"karaoke", "trivia", "bbq", "barbecue", "sync", "standup", "practice", "rehearsal"}
 )
 
 // planRefine marks a sentence that only adds a date or a booking to an

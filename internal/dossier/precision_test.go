@@ -183,3 +183,16 @@ func TestARestatedPromiseIsAMention(t *testing.T) {
 		})
 	}
 }
+
+// TestActivityQuestionsWithADayArePlans: "climbing wednesday?" proposes a
+// plan as "dinner wednesday?" does, whatever form the activity takes.
+func TestActivityQuestionsWithADayArePlans(t *testing.T) {
+	for _, text := range []string{"climbing wednesday? the new wall is open", "bowling friday night?", "book club next thursday at 7?", "karaoke saturday??"} {
+		t.Run(text, func(t *testing.T) {
+			got := commitmentsOf(t, friend, text)
+			if len(got) != 1 || got[0].Kind != KindPlan || got[0].Due == nil {
+				t.Errorf("%q made %+v, want one dated plan", text, got)
+			}
+		})
+	}
+}
