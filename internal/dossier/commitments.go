@@ -414,7 +414,7 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			c.Updated = m.Time
 			for _, cd := range cands {
 				if due := parseDue(cd.sent.low, m.Time, loc); due != nil {
-					c.Due = due
+					c.Due = refined(c, due, loc)
 					break
 				}
 			}
@@ -606,12 +606,7 @@ func (d *Dossier) refinePlan(m *Message, due *Due, window time.Duration, loc *ti
 			return false
 		}
 		if due != nil {
-			due = reinterpretOrdinal(due, c.Due, loc)
-			if due.Precision == "time" && due.Start.In(loc).Hour() >= 7 && due.Start.In(loc).Hour() <= 11 && !strings.Contains(due.Phrase, "am") {
-				if dates.Evening(strings.ToLower(c.Text)) {
-					due.Start, due.End = due.Start.Add(12*time.Hour), due.End.Add(12*time.Hour)
-				}
-			}
+			due = refined(c, due, loc)
 			if c.Due == nil || rank(due) >= rank(c.Due) || within(due, c.Due) {
 				c.Due = due
 			}
@@ -976,4 +971,36 @@ func (d *Dossier) restated(m *Message, speaker, what string) *Commitment {
 		}
 	}
 	return nil
+}
+
+// reClockOnly is a due phrase that names only a clock time.
+var reClockOnly = regexp.MustCompile(`^(at |by |around |about )?(\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)?|noon|midday|midnight)$`)
+
+// onDayOf reads a bare clock time that refines a dated commitment ("lunch
+// friday?" → "noon?", "climbing wednesday?" → "6:30?") on that
+// commitment's day, not at the next such hour after the reply.
+func onDayOf(n, prev *Due, loc *time.Location) *Due {
+	if n == nil || prev == nil || n.Precision != "time" || (prev.Precision != "day" && prev.Precision != "time") || !reClockOnly.MatchString(strings.TrimSpace(n.Phrase)) {
+		return n
+	}
+	ps, ns := prev.Start.In(loc), n.Start.In(loc)
+	t := time.Date(ps.Year(), ps.Month(), ps.Day(), ns.Hour(), ns.Minute(), 0, 0, loc)
+	out := *n
+	out.Start, out.End = t, t.Add(n.End.Sub(n.Start))
+	return &out
+}
+
+// refined reads a date that refines c: "the 20th" inside c's month, a bare
+// clock time on c's day, and "7:30" as p.m. for an evening plan (dinner,
+// drinks, tonight).
+func refined(c *Commitment, due *Due, loc *time.Location) *Due {
+	due = onDayOf(reinterpretOrdinal(due, c.Due, loc), c.Due, loc)
+	if due.Precision == "time" && due.Start.In(loc).Hour() >= 7 && due.Start.In(loc).Hour() <= 11 && !strings.Contains(due.Phrase, "am") {
+		if dates.Evening(strings.ToLower(c.Text)) {
+			shifted := *due
+			shifted.Start, shifted.End = due.Start.Add(12*time.Hour), due.End.Add(12*time.Hour)
+			due = &shifted
+		}
+	}
+	return due
 }

@@ -196,3 +196,29 @@ func TestActivityQuestionsWithADayArePlans(t *testing.T) {
 		})
 	}
 }
+
+// TestABareTimeKeepsThePlansDay: "noon?" in reply to "lunch friday?" sets
+// the hour of Friday's plan; it does not move the plan to the next noon.
+func TestABareTimeKeepsThePlansDay(t *testing.T) {
+	loc := time.FixedZone("PST", -8*3600)
+	for _, tc := range []struct {
+		name  string
+		texts []string
+		day   time.Weekday
+		hour  int
+	}{
+		{"noon", []string{"let's get lunch friday?", "me: yes pls. noon?", "noon 👍"}, time.Friday, 12},
+		{"a clock time with a question", []string{"climbing wednesday?", "me: yes! 6:30?", "6:30 works"}, time.Wednesday, 18},
+		{"a clock time in the acceptance", []string{"dinner thursday?", "me: sure, I can do 7:30"}, time.Thursday, 19},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := commitmentsOf(t, friend, tc.texts...)
+			if len(got) != 1 || got[0].Due == nil {
+				t.Fatalf("got %+v, want one dated plan", got)
+			}
+			if s := got[0].Due.Start.In(loc); s.Weekday() != tc.day || s.Hour() != tc.hour {
+				t.Errorf("due %s, want %s at %d:00", s.Format(time.RFC1123), tc.day, tc.hour)
+			}
+		})
+	}
+}
