@@ -120,8 +120,12 @@ var (
 	reCourtesy = dates.MustRx(`^\s*(if|whether) (you|u) (want|need|have any|'d like|would like|wanna)\b|^\s*if (anything|there'?s anything|there is anything|you have questions|i can help|i can do anything)\b`, "if", "whether")
 	// reIdiom is an "I'll …" that commits to nothing ("I'll take it to the
 	// grave", "I'll hold you to that").
-	reIdiom  = dates.MustRx(`^(take|carry) (it|that|this|the secret|that secret|this secret|it all) to (my|the) grave|^hold you to (it|that)|^drink to that|^eat my (hat|words)|^cross that bridge|^believe it when|^never forget|^keep you posted|^be the judge`, "grave", "hold you", "drink", "eat my", "bridge", "believe", "never", "posted", "judge")
-	reSeeYou = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
+	reIdiom = dates.MustRx(`^(take|carry) (it|that|this|the secret|that secret|this secret|it all) to (my|the) grave|^hold you to (it|that)|^drink to that|^eat my (hat|words)|^cross that bridge|^believe it when|^never forget|^keep you posted|^be the judge`, "grave", "hold you", "drink", "eat my", "bridge", "believe", "never", "posted", "judge")
+	// reCondition opens a hypothetical or conditional sentence.
+	reCondition = dates.MustRx(`^(if|unless|in case|maybe if|even if|whenever|what if|suppose|supposing|hypothetically)\b`, "if", "unless", "in case", "whenever", "suppose", "hypothetically")
+	// reSometime is a time that names none.
+	reSometime = dates.MustRx(`\b(sometime|some time|at some point|one of these days|one day|someday|eventually)\b`, "some", "one", "eventually")
+	reSeeYou   = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
 )
 
 // Verbs after "can you"/"I'll" that make no commitment.
@@ -210,6 +214,11 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 	}
 	mk := func(kind, owner, what string) *cand {
 		return &cand{kind: kind, owner: owner, what: cleanWhat(what), sent: s}
+	}
+	if reCondition.MatchString(low) {
+		// "if it rains I'll drive you", "unless work runs late": a
+		// hypothetical or a condition commits to nothing yet.
+		return nil, evs
 	}
 	if reDefer.MatchString(low) {
 		// Only the deferring clause: "let me think about the timeline,
@@ -450,8 +459,10 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			Text: clip(cd.sent.text, 200), What: cd.what, Due: parseDue(cd.sent.low, m.Time, loc),
 			Amount: parseAmount(cd.sent.low), Status: StatusOpen, Created: m.Time, Updated: m.Time, Sources: []string{m.ID},
 		}
-		if c.Kind == KindPlan && c.Due == nil && !strings.Contains(cd.sent.low, "let") && !strings.Contains(cd.sent.low, "should") {
-			continue // an activity without a date is chat, not a plan
+		if c.Kind == KindPlan && c.Due == nil && (!strings.Contains(cd.sent.low, "let") || reSometime.MatchString(cd.sent.low)) {
+			// An activity without a date is chat, not a plan; so is "we
+			// should go to that pottery class sometime".
+			continue
 		}
 		if d.merge(&c, loc) {
 			touched = true

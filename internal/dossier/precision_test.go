@@ -59,7 +59,12 @@ func TestChatIsNotACommitment(t *testing.T) {
 		{"an offer to lend", "no rush! lmk if you want to borrow my ladder", ""},
 		{"a courtesy: questions", "let me know if you have any questions", ""},
 		{"an event arranged elsewhere", "the party sunday is still on!", ""},
+		{"a conditional", "if it rains saturday I'll drive you", ""},
+		{"a hypothetical", "what if we just drove to Tahoe friday", ""},
+		{"a vague plan", "we should go to that pottery class sometime", ""},
+		{"a vague plan with let's", "let's get coffee at some point!", ""},
 		// The commitments next to them still count.
+		{"a dated plan with should", "we should get dinner friday", KindPlan},
 		{"asking whether a plan holds", "are we still on for dinner friday?", KindPlan},
 		{"a plan to go somewhere", "let's go to the farmers market saturday", KindPlan},
 		{"a plan to go do something", "let's go climbing sunday morning?", KindPlan},
