@@ -125,7 +125,10 @@ var (
 	reCondition = dates.MustRx(`^(if|unless|in case|maybe if|even if|whenever|what if|suppose|supposing|hypothetically)\b`, "if", "unless", "in case", "whenever", "suppose", "hypothetically")
 	// reSometime is a time that names none.
 	reSometime = dates.MustRx(`\b(sometime|some time|at some point|one of these days|one day|someday|eventually)\b`, "some", "one", "eventually")
-	reSeeYou   = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
+	// reOffer offers to do something for the other side ("want me to
+	// save you some?").
+	reOffer  = dates.MustRx(`\b(want|wanna|need|would you like|do you want) me to ([a-z']+)(.*)`, " me to")
+	reSeeYou = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
 )
 
 // Verbs after "can you"/"I'll" that make no commitment.
@@ -155,6 +158,7 @@ const planRefine = "refine"
 // cand is a commitment found in one sentence.
 type cand struct {
 	deferral bool
+	offer    bool
 	kind     string
 	owner    string // "speaker", "addressee", "both"
 	what     string
@@ -248,6 +252,11 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 			return mk(KindDebt, "speaker", m[2]+" you"+m[4]), evs
 		}
 		return mk(KindPromise, "speaker", m[2]+" you"+m[4]), evs
+	}
+	if m := reOffer.FindStringSubmatch(low); m != nil && s.quest {
+		c := mk(KindPromise, "speaker", m[2]+m[3])
+		c.offer = true
+		return c, evs
 	}
 	if m := reChance.FindStringSubmatch(low); m != nil {
 		return mk(KindRequest, "addressee", m[7]), evs
@@ -468,6 +477,12 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			touched = true
 			continue
 		}
+		if cd.offer {
+			if d.State.Offers == nil {
+				d.State.Offers = map[string]bool{}
+			}
+			d.State.Offers[c.ID] = true
+		}
 		d.Commitments = append(d.Commitments, c)
 		touched = true
 	}
@@ -538,7 +553,7 @@ func (d *Dossier) acceptTarget(m *Message, speaker, other string) *Commitment {
 		// One already accepted is not accepted again: a later "I'll find
 		// a slot next week" is a new promise, "I'll send them by
 		// thursday" a restatement (restated).
-		if c.Status != StatusOpen || c.Accepted || c.By != other || (c.Owner != speaker && c.Owner != "both") {
+		if c.Status != StatusOpen || c.Accepted || c.By != other || (c.Owner != speaker && c.Owner != "both" && !d.State.Offers[c.ID]) {
 			continue
 		}
 		if m.ReplyTo != "" && slices.Contains(c.Sources, m.ReplyTo) {

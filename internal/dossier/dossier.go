@@ -212,6 +212,9 @@ type State struct {
 	// Automated is set once the subject has shown itself a machine
 	// (automated.go): its commitments are dropped and it makes no more.
 	Automated bool `json:"automated,omitempty"`
+	// Offers are the ids of promises made as offers ("want me to save you
+	// some?"): Report lists one only once the other side accepts it.
+	Offers map[string]bool `json:"offers,omitempty"`
 }
 
 // recentMessageInfo remembers the last few direct messages, so a reply

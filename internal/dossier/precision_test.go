@@ -227,3 +227,28 @@ func TestABareTimeKeepsThePlansDay(t *testing.T) {
 		})
 	}
 }
+
+// TestAnOfferCountsOnceAccepted: "want me to save you some?" answered
+// "YES" is the offerer's promise; an offer nobody takes up is none.
+func TestAnOfferCountsOnceAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		texts []string
+		want  int
+	}{
+		{"accepted", []string{"want me to save you some of the lemon bars?", "me: YES obviously"}, 1},
+		{"accepted with a thanks", []string{"do you want me to pick up your mail while you're away?", "me: yes please, that'd be amazing"}, 1},
+		{"not answered", []string{"want me to pick up your mail friday?"}, 0},
+		{"declined", []string{"want me to drive you to the airport?", "me: no thanks, I booked a car"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := commitmentsOf(t, friend, tc.texts...)
+			if len(got) != tc.want {
+				t.Fatalf("%d commitments %+v, want %d", len(got), got, tc.want)
+			}
+			if tc.want == 1 && (got[0].Kind != KindPromise || got[0].Owner != "them" || !got[0].Accepted) {
+				t.Errorf("got %+v, want their accepted promise", got[0])
+			}
+		})
+	}
+}
