@@ -3,7 +3,9 @@
 // scored through the product's own path — a chat.db on the real schema, the
 // imessage reader, the index, the query layer and a real MCP client for
 // review_messages and search_messages; the Android exports through the
-// androidindex source and the contact book.
+// androidindex source and the contact book. The commitment set of issue 21
+// scores the dossier's extractor with the matcher of docs/dossier.md
+// "Evaluation" (internal/dossier/dossiereval).
 //
 // It is test-only: the package holds no product code. Run it with
 //

@@ -110,7 +110,25 @@ var (
 	reImper    = dates.MustRx(`^(call|text|email|ring|send|bring|grab|remind|tell|ask|buy|pick up|drop off|give) (me|us|him|her|them|the|a|an|your|my|it|some)\b(.*)`, "call", "text", "email", "ring", "send", "bring", "grab", "remind", "tell", "ask", "buy", "pick up", "drop off", "give")
 	reConfirm  = dates.MustRx(`\b(booked|reserved|reservation|confirmed|reminder of your|your appointment)\b`, "booked", "reserved", "reservation", "confirmed", "reminder of your", "your appointment")
 	reInvite   = dates.MustRx(`\b(want to|wanna|would you like to|do you want to|down to|up for)\s+([a-z']+)(.*)`, "want to", "wanna", "would you like to", "do you want to", "down to", "up for")
-	reSeeYou   = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
+	// reDefer is a deferral ("let me check", "hmm let me think about it",
+	// "let me see what I can do"): it promises an answer, not a deed, so
+	// the sentence makes no commitment (docs/dossier.md "Commitments").
+	reDefer = dates.MustRx(`\blet me (check|look|think|see|ask|find out|get back)\b`, "let me")
+	// reCourtesy follows "let me know": an offer or a courtesy ("if you
+	// need anything", "if you want to borrow my ladder", "if you have any
+	// questions") asks for nothing unless the other side wants it.
+	reCourtesy = dates.MustRx(`^\s*(if|whether) (you|u) (want|need|have any|'d like|would like|wanna)\b|^\s*if (anything|there'?s anything|there is anything|you have questions|i can help|i can do anything)\b`, "if", "whether")
+	// reIdiom is an "I'll …" that commits to nothing ("I'll take it to the
+	// grave", "I'll hold you to that").
+	reIdiom = dates.MustRx(`^(take|carry) (it|that|this|the secret|that secret|this secret|it all) to (my|the) grave|^hold you to (it|that)|^drink to that|^eat my (hat|words)|^cross that bridge|^believe it when|^never forget|^keep you posted|^be the judge`, "grave", "hold you", "drink", "eat my", "bridge", "believe", "never", "posted", "judge")
+	// reCondition opens a hypothetical or conditional sentence.
+	reCondition = dates.MustRx(`^(if|unless|in case|maybe if|even if|whenever|what if|suppose|supposing|hypothetically)\b`, "if", "unless", "in case", "whenever", "suppose", "hypothetically")
+	// reSometime is a time that names none.
+	reSometime = dates.MustRx(`\b(sometime|some time|at some point|one of these days|one day|someday|eventually)\b`, "some", "one", "eventually")
+	// reOffer offers to do something for the other side ("want me to
+	// save you some?").
+	reOffer  = dates.MustRx(`\b(want|wanna|need|would you like|do you want) me to ([a-z']+)(.*)`, " me to")
+	reSeeYou = dates.MustRx(`\bsee (you|u|ya) (on |at |this |next |tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|then)`, "see you", "see u", "see ya")
 )
 
 // Verbs after "can you"/"I'll" that make no commitment.
@@ -128,7 +146,9 @@ var (
 		"all": true, "agree": true, "pray": true, "face": true, "goo": true}
 	activities = []string{"appointment", "cleaning", "checkup", "haircut", "dinner", "lunch", "brunch", "breakfast", "coffee", "drinks", "drink", "movie", "hike", "game", "party",
 		"call", "meeting", "trip", "visit", "concert", "show", "class", "walk", "run", "climb", "bouldering", "tacos", "pizza",
-		"ramen", "beers", "beer", "date", "picnic", "swim", "workout", "yoga", "match"}
+		"ramen", "beers", "beer", "date", "picnic", "swim", "workout", "yoga", "match",
+		"climbing", "hiking", "skiing", "bowling", "camping", "biking", "swimming", "running", "shopping", "club",
+		"karaoke", "trivia", "bbq", "barbecue", "sync", "standup", "practice", "rehearsal"}
 )
 
 // planRefine marks a sentence that only adds a date or a booking to an
@@ -138,6 +158,7 @@ const planRefine = "refine"
 // cand is a commitment found in one sentence.
 type cand struct {
 	deferral bool
+	offer    bool
 	kind     string
 	owner    string // "speaker", "addressee", "both"
 	what     string
@@ -198,6 +219,24 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 	mk := func(kind, owner, what string) *cand {
 		return &cand{kind: kind, owner: owner, what: cleanWhat(what), sent: s}
 	}
+	if reCondition.MatchString(low) {
+		// "if it rains I'll drive you", "unless work runs late": a
+		// hypothetical or a condition commits to nothing yet.
+		return nil, evs
+	}
+	if reDefer.MatchString(low) {
+		// Only the deferring clause: "let me think about the timeline,
+		// I'll propose dates" still promises the dates.
+		var keep []string
+		for _, cl := range strings.Split(low, ", ") {
+			if !reDefer.MatchString(cl) {
+				keep = append(keep, cl)
+			}
+		}
+		if low = strings.Join(keep, ", "); strings.TrimSpace(low) == "" {
+			return nil, evs
+		}
+	}
 	hasAmount := reAmount.MatchString(low)
 	switch {
 	case reOweThem.MatchString(low):
@@ -214,6 +253,11 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		}
 		return mk(KindPromise, "speaker", m[2]+" you"+m[4]), evs
 	}
+	if m := reOffer.FindStringSubmatch(low); m != nil && s.quest {
+		c := mk(KindPromise, "speaker", m[2]+m[3])
+		c.offer = true
+		return c, evs
+	}
 	if m := reChance.FindStringSubmatch(low); m != nil {
 		return mk(KindRequest, "addressee", m[7]), evs
 	}
@@ -226,7 +270,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		}
 		return mk(KindRequest, "addressee", m[4]+m[5]), evs
 	}
-	if m := rePlease.FindStringSubmatch(low); m != nil {
+	if m := rePlease.FindStringSubmatch(low); m != nil && (m[11] == "" || !reCourtesy.MatchString(m[12])) {
 		what := strings.Join(slices.DeleteFunc([]string{m[2] + m[3], m[6], m[8], m[10], m[11] + m[12]}, func(s string) bool { return s == "" }), " ")
 		return mk(KindRequest, "addressee", what), evs
 	}
@@ -246,7 +290,7 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		}
 		return mk(KindPromise, "speaker", strings.TrimSpace(m[2])), evs
 	}
-	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) {
+	if m := rePromise.FindStringSubmatch(low); m != nil && !notPromiseVerb[m[2]] && !s.quest && (m[2] != "be" || beCommitment(m[3])) && !reIdiom.MatchString(m[2]+m[3]) && !askElsewhere(m[2], m[3]) {
 		return mk(KindPromise, "speaker", m[2]+m[3]), evs
 	}
 	if m := reBareWill.FindStringSubmatch(low); m != nil && m[2] != "you" && m[2] != "u" && m[2] != "we" && !notPromiseVerb[m[2]] && !s.quest {
@@ -258,13 +302,13 @@ func analyzeSentence(s sentence) (c *cand, evs []event) {
 		c.deferral = m[1] == "check" || m[1] == "look" || m[1] == "ask" || m[1] == "find"
 		return c, evs
 	}
-	if m := rePlanLets.FindStringSubmatch(low); m != nil && !notPlanVerbs[m[2]] {
+	if m := rePlanLets.FindStringSubmatch(low); m != nil && !notPlanVerbs[m[2]] && !cheer(m[2], m[3]) {
 		return mk(KindPlan, "both", m[2]+m[3]), evs
 	}
 	if m := reInvite.FindStringSubmatch(low); m != nil && s.quest {
 		return mk(KindPlan, "both", m[2]+m[3]), evs
 	}
-	if hasActivity(low) && (s.quest || reSeeYou.MatchString(low) || reConfirm.MatchString(low) || strings.Contains(low, "still on")) {
+	if hasActivity(low) && (s.quest || reSeeYou.MatchString(low) || reConfirm.MatchString(low)) {
 		return mk(KindPlan, "both", low), evs
 	}
 	if reConfirm.MatchString(low) {
@@ -346,7 +390,7 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 	touched := false
 	var cands []*cand
 	var evs []event
-	for _, s := range f.sentences {
+	for _, s := range ownWords(m.Text, f) {
 		c, e := analyzeSentence(s)
 		if c != nil {
 			cands = append(cands, c)
@@ -361,13 +405,20 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 	if d.answerInfo(m, f, speaker, loc) {
 		touched = true
 	}
+	// "found it, I'll drop it off saturday": a step reported along with a
+	// promise accepts the request the promise answers; it does not settle
+	// it.
+	var accepting *Commitment
+	if len(cands) > 0 && cands[0].owner == "speaker" && !cands[0].deferral && cands[0].kind == KindPromise {
+		accepting = d.acceptTarget(m, speaker, other)
+	}
 	// Settle first: "sent! venmo'd you $40" closes a debt, it opens none.
 	settled := map[event]bool{}
 	for _, e := range evs {
 		if settled[e] {
 			continue
 		}
-		if d.settle(e, speaker, other, m, f, amount) {
+		if d.settle(e, speaker, other, m, f, amount, accepting) {
 			settled[e], touched = true, true
 		}
 	}
@@ -381,7 +432,7 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			c.Updated = m.Time
 			for _, cd := range cands {
 				if due := parseDue(cd.sent.low, m.Time, loc); due != nil {
-					c.Due = due
+					c.Due = refined(c, due, loc)
 					break
 				}
 			}
@@ -403,18 +454,34 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			}
 			continue
 		}
+		if cd.kind == KindPromise && cd.owner == "speaker" && !cd.deferral {
+			if r := d.restated(m, speaker, cd.what); r != nil {
+				r.Mentions = appendUnique(r.Mentions, m.ID)
+				r.Updated = m.Time
+				touched = true
+				continue
+			}
+		}
 		owner := map[string]string{"speaker": speaker, "addressee": other, "both": "both"}[cd.owner]
 		c := Commitment{
 			ID: fmt.Sprintf("%s#%d", m.ID, i), Kind: cd.kind, Owner: owner, By: speaker,
 			Text: clip(cd.sent.text, 200), What: cd.what, Due: parseDue(cd.sent.low, m.Time, loc),
 			Amount: parseAmount(cd.sent.low), Status: StatusOpen, Created: m.Time, Updated: m.Time, Sources: []string{m.ID},
 		}
-		if c.Kind == KindPlan && c.Due == nil && !strings.Contains(cd.sent.low, "let") && !strings.Contains(cd.sent.low, "should") {
-			continue // an activity without a date is chat, not a plan
+		if c.Kind == KindPlan && c.Due == nil && (!strings.Contains(cd.sent.low, "let") || reSometime.MatchString(cd.sent.low)) {
+			// An activity without a date is chat, not a plan; so is "we
+			// should go to that pottery class sometime".
+			continue
 		}
 		if d.merge(&c, loc) {
 			touched = true
 			continue
+		}
+		if cd.offer {
+			if d.State.Offers == nil {
+				d.State.Offers = map[string]bool{}
+			}
+			d.State.Offers[c.ID] = true
 		}
 		d.Commitments = append(d.Commitments, c)
 		touched = true
@@ -444,7 +511,34 @@ func (d *Dossier) commitments(m *Message, f textInfo, loc *time.Location) bool {
 			}
 		}
 	}
+	if !touched && f.question && len(cands) == 0 {
+		// "just checking, any thoughts on round 1 dates?": a question
+		// about an open commitment of the other side is a nudge, a
+		// mention of it.
+		for i := len(d.Commitments) - 1; i >= 0; i-- {
+			if d.tooOld(i, m.Time) {
+				break
+			}
+			c := &d.Commitments[i]
+			if c.Status == StatusOpen && c.Owner == other && m.Time.Sub(c.Updated) <= relateWindow && overlap(f.tokens, c.What) > 0 {
+				c.Mentions = appendUnique(c.Mentions, m.ID)
+				c.Updated = m.Time
+				touched = true
+				break
+			}
+		}
+	}
 	return touched
+}
+
+// nudged reports whether c's newest mention is among the last few
+// messages.
+func (d *Dossier) nudged(c *Commitment) bool {
+	if len(c.Mentions) == 0 {
+		return false
+	}
+	last := c.Mentions[len(c.Mentions)-1]
+	return slices.ContainsFunc(d.State.Recent, func(r recentMessageInfo) bool { return r.ID == last })
 }
 
 // acceptTarget finds the open request or debt of the other side that a
@@ -456,7 +550,10 @@ func (d *Dossier) acceptTarget(m *Message, speaker, other string) *Commitment {
 			break
 		}
 		c := &d.Commitments[i]
-		if c.Status != StatusOpen || c.By != other || (c.Owner != speaker && c.Owner != "both") {
+		// One already accepted is not accepted again: a later "I'll find
+		// a slot next week" is a new promise, "I'll send them by
+		// thursday" a restatement (restated).
+		if c.Status != StatusOpen || c.Accepted || c.By != other || (c.Owner != speaker && c.Owner != "both" && !d.State.Offers[c.ID]) {
 			continue
 		}
 		if m.ReplyTo != "" && slices.Contains(c.Sources, m.ReplyTo) {
@@ -535,12 +632,7 @@ func (d *Dossier) refinePlan(m *Message, due *Due, window time.Duration, loc *ti
 			return false
 		}
 		if due != nil {
-			due = reinterpretOrdinal(due, c.Due, loc)
-			if due.Precision == "time" && due.Start.In(loc).Hour() >= 7 && due.Start.In(loc).Hour() <= 11 && !strings.Contains(due.Phrase, "am") {
-				if dates.Evening(strings.ToLower(c.Text)) {
-					due.Start, due.End = due.Start.Add(12*time.Hour), due.End.Add(12*time.Hour)
-				}
-			}
+			due = refined(c, due, loc)
 			if c.Due == nil || rank(due) >= rank(c.Due) || within(due, c.Due) {
 				c.Due = due
 			}
@@ -642,7 +734,7 @@ func sharedActivity(a, b string) bool {
 // settle applies an event of the speaker to the open commitments. It
 // reports whether one was settled (or, for evAccept, nothing: acceptance
 // is handled by the caller and reported true when a target exists).
-func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo, amount *Amount) bool {
+func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo, amount *Amount, accepting *Commitment) bool {
 	var ok func(c *Commitment) bool
 	res := string(e)
 	switch e {
@@ -674,7 +766,7 @@ func (d *Dossier) settle(e event, speaker, other string, m *Message, f textInfo,
 			break
 		}
 		c := &d.Commitments[i]
-		if c.Status != StatusOpen || !ok(c) || slices.Contains(c.Sources, m.ID) {
+		if c.Status != StatusOpen || !ok(c) || slices.Contains(c.Sources, m.ID) || c == accepting && (e == evDone || e == evDoneWeak) {
 			continue
 		}
 		age := m.Time.Sub(c.Created)
@@ -802,4 +894,139 @@ func appendUnique(s []string, vs ...string) []string {
 		}
 	}
 	return s
+}
+
+// goWhere are the words after "let's go" that make it a plan: a
+// destination, an errand or a time ("let's go to the market", "let's go
+// out saturday", "let's go tomorrow").
+var goWhere = map[string]bool{"to": true, "for": true, "out": true, "get": true, "grab": true, "see": true, "back": true,
+	"home": true, "somewhere": true, "there": true, "together": true, "on": true, "at": true, "this": true, "next": true,
+	"today": true, "tonight": true, "tomorrow": true, "tmrw": true, "tmr": true, "after": true, "before": true,
+	"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true, "saturday": true, "sunday": true,
+	"mon": true, "tue": true, "tues": true, "wed": true, "thu": true, "thurs": true, "fri": true, "sat": true, "sun": true,
+	"early": true, "later": true, "now": true, "in": true, "by": true, "around": true}
+
+// cheer reports whether "let's go …" is a cheer ("let's go Giants!!",
+// "LETS GOOOO") rather than a plan: "go" stretched, or followed by
+// something that is neither a place, an errand, an activity in -ing nor a
+// time.
+func cheer(verb, rest string) bool {
+	if strings.HasPrefix(verb, "go") && strings.Trim(verb, "o") == "g" && verb != "go" {
+		return true // "gooo"
+	}
+	if verb != "go" {
+		return false
+	}
+	ws := tokens(rest)
+	if len(ws) == 0 {
+		return true
+	}
+	return !goWhere[ws[0]] && !(len(ws[0]) > 4 && strings.HasSuffix(ws[0], "ing"))
+}
+
+// reNotOwn is text the sender quotes or sets aside: a quotation in double
+// quotes and an aside in parentheses ("never eating there again (I'll be
+// back next week)").
+var reNotOwn = regexp.MustCompile(`"[^"\n]*"|\x{201c}[^\x{201d}\n]*\x{201d}|\([^()\n]*\)`)
+
+// ownWords are the sentences of a message that speak for its sender: none
+// for a forwarded text ("Fwd: …") or lyrics (music notes), and the others
+// without their quotations and asides. Only they make, accept or settle
+// commitments (docs/dossier.md "Commitments").
+func ownWords(text string, f textInfo) []sentence {
+	head := strings.ToLower(strings.TrimSpace(text))
+	for _, p := range []string{"fwd:", "fw:", "forwarded", "---------- forwarded", "begin forwarded"} {
+		if strings.HasPrefix(head, p) {
+			return nil
+		}
+	}
+	if strings.ContainsAny(text, "\U0001F3B5\U0001F3B6\u266A\u266B\u266C") {
+		return nil
+	}
+	if !strings.ContainsAny(text, "\"\u201c(") {
+		return f.sentences
+	}
+	return newTextInfo(reNotOwn.ReplaceAllString(text, " ")).sentences
+}
+
+// askElsewhere reports whether "I'll ask …" only turns to someone else
+// ("all good, I'll ask Marisol", "I'll ask my boss"): like "let me ask", it
+// defers. "I'll ask him to check yours too" commits to an errand for the
+// owner.
+func askElsewhere(verb, rest string) bool {
+	return verb == "ask" && !strings.Contains(rest, " to ") && !strings.Contains(rest, " for ") && !strings.Contains(rest, " about ")
+}
+
+// pronounObject reports whether a promise's what-clause names its object
+// by a pronoun ("send them by thursday", "do it tonight"): it points back
+// at something already said.
+func pronounObject(what string) bool {
+	ws := tokens(strings.ToLower(what))
+	if len(ws) < 2 {
+		return false
+	}
+	switch ws[1] {
+	case "it", "them", "that", "those", "this", "these", "'em", "em":
+		return true
+	}
+	return false
+}
+
+// restated finds the open commitment a speaker's promise repeats: one the
+// speaker owns, made or accepted by them, that came up within
+// relateWindow, and that the promise points back at by a pronoun right
+// after the other side asked about it ("sorry! I'll send them by
+// thursday" after "any thoughts on the dates?") or shares a
+// word with ("I'll send you my notes on the writeup tonight" for "please
+// review the writeup"). The repetition is a mention, not a second
+// commitment; the date stays the one first named (docs/dossier.md
+// "Commitments").
+func (d *Dossier) restated(m *Message, speaker, what string) *Commitment {
+	pronoun := pronounObject(what)
+	ws := tokens(strings.ToLower(what))
+	for i := len(d.Commitments) - 1; i >= 0; i-- {
+		if d.tooOld(i, m.Time) {
+			break
+		}
+		c := &d.Commitments[i]
+		if c.Status != StatusOpen || c.Owner != speaker || c.Kind == KindPlan || m.Time.Sub(c.Updated) > relateWindow {
+			continue
+		}
+		if (c.By == speaker || c.Accepted) && (pronoun && d.nudged(c) || overlap(ws, c.What) > 0) {
+			return c
+		}
+	}
+	return nil
+}
+
+// reClockOnly is a due phrase that names only a clock time.
+var reClockOnly = regexp.MustCompile(`^(at |by |around |about )?(\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)?|noon|midday|midnight)$`)
+
+// onDayOf reads a bare clock time that refines a dated commitment ("lunch
+// friday?" → "noon?", "climbing wednesday?" → "6:30?") on that
+// commitment's day, not at the next such hour after the reply.
+func onDayOf(n, prev *Due, loc *time.Location) *Due {
+	if n == nil || prev == nil || n.Precision != "time" || (prev.Precision != "day" && prev.Precision != "time") || !reClockOnly.MatchString(strings.TrimSpace(n.Phrase)) {
+		return n
+	}
+	ps, ns := prev.Start.In(loc), n.Start.In(loc)
+	t := time.Date(ps.Year(), ps.Month(), ps.Day(), ns.Hour(), ns.Minute(), 0, 0, loc)
+	out := *n
+	out.Start, out.End = t, t.Add(n.End.Sub(n.Start))
+	return &out
+}
+
+// refined reads a date that refines c: "the 20th" inside c's month, a bare
+// clock time on c's day, and "7:30" as p.m. for an evening plan (dinner,
+// drinks, tonight).
+func refined(c *Commitment, due *Due, loc *time.Location) *Due {
+	due = onDayOf(reinterpretOrdinal(due, c.Due, loc), c.Due, loc)
+	if due.Precision == "time" && due.Start.In(loc).Hour() >= 7 && due.Start.In(loc).Hour() <= 11 && !strings.Contains(due.Phrase, "am") {
+		if dates.Evening(strings.ToLower(c.Text)) {
+			shifted := *due
+			shifted.Start, shifted.End = due.Start.Add(12*time.Hour), due.End.Add(12*time.Hour)
+			due = &shifted
+		}
+	}
+	return due
 }

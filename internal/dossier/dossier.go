@@ -14,7 +14,7 @@ import (
 
 // Version is the state format. A stored dossier of another version is
 // rebuilt, never migrated.
-const Version = 1
+const Version = 2
 
 // ErrRebuild is returned by Update when the new messages cannot be folded
 // into the state (one is not after the state's cursor, the time zone or
@@ -209,6 +209,12 @@ type State struct {
 	Session *session            `json:"session,omitempty"`
 	NextSeq int                 `json:"next_seq"`
 	Recent  []recentMessageInfo `json:"recent,omitempty"`
+	// Automated is set once the subject has shown itself a machine
+	// (automated.go): its commitments are dropped and it makes no more.
+	Automated bool `json:"automated,omitempty"`
+	// Offers are the ids of promises made as offers ("want me to save you
+	// some?"): Report lists one only once the other side accepts it.
+	Offers map[string]bool `json:"offers,omitempty"`
 }
 
 // recentMessageInfo remembers the last few direct messages, so a reply
@@ -374,8 +380,14 @@ func (d *Dossier) fold(m *Message, opts Options) {
 	feats := newTextInfo(m.Text)
 	d.addTopics(m, feats, day, month, opts)
 	committed := false
-	if !m.Group {
+	if !m.Group && !d.State.Automated && d.machine(m) {
+		d.State.Automated = true
+		d.Commitments = []Commitment{}
+	}
+	if !m.Group && !d.State.Automated {
 		committed = d.commitments(m, feats, loc)
+	}
+	if !m.Group {
 		d.State.Recent = append(d.State.Recent, recentMessageInfo{ID: m.ID, Time: m.Time, FromMe: m.FromMe})
 		if len(d.State.Recent) > 6 {
 			d.State.Recent = d.State.Recent[1:]

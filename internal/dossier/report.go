@@ -77,6 +77,8 @@ func (d *Dossier) Report(now time.Time) Report {
 		Active: []Commitment{}, Past: []Commitment{}, Resolved: []Commitment{}}
 	for _, c := range d.Commitments {
 		switch {
+		case d.State.Offers[c.ID] && !c.Accepted:
+			continue // an offer nobody took up commits nobody
 		case c.Status == StatusOpen && c.Due != nil && now.After(c.Due.End):
 			c.Status = StatusPast
 			r.Past = append(r.Past, c)
