@@ -249,6 +249,7 @@ type op struct {
 	extraText  string // subject, transcriptions (indexed, not displayed)
 	terms      []string
 	length     int
+	trec       []byte // term record (termrec.go); nil when not searchable
 	extra      []byte
 }
 
@@ -641,7 +642,7 @@ func (w *batchWriter) Message(m model.Message) error {
 	}
 	o.searchable = isSearchable(&m)
 	if o.searchable {
-		o.terms, o.length = distinctTerms(o.text, o.extraText)
+		o.terms, o.length, o.trec = termRecord(o.text, o.extraText)
 		o.searchable = o.length > 0
 	}
 	o.m = m
