@@ -164,6 +164,14 @@ func (ix *Index) buildSecondaryIndexes(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, secondaryIndexes); err != nil {
 		return fmt.Errorf("build indexes: %w", err)
 	}
+	// One full-text segment: a bulk load leaves one per few batches, and
+	// every query term seeks into each (6 segments at 200k messages cost a
+	// hybrid search 17 % more CPU; the merge costs ≈ 0.5 CPU-s at 1M;
+	// docs/benchmarks.md). Later syncs add small segments that FTS5's
+	// automerge folds in.
+	if _, err := tx.ExecContext(ctx, "INSERT INTO fts(fts) VALUES('optimize')"); err != nil {
+		return fmt.Errorf("merge full-text index: %w", err)
+	}
 	if err := setMeta(ctx, tx, "indexes_built", 1); err != nil {
 		return err
 	}
