@@ -51,21 +51,38 @@ func termRecord(text, extra string) (terms []string, n int, rec []byte) {
 		h  uint32
 		tf uint32
 	}
-	var ents []ent
-	idx := map[string]int{}
+	var arrE [32]ent
+	ents := arrE[:0]
+	// Short lists are scanned (most messages); a map once they grow, as
+	// distinctTerms does.
+	var idx map[string]int
 	var arr [64]byte
 	buf := arr[:0]
 	for _, s := range [2]string{text, extra} {
 		buf = fold.Tokenize(s, buf, func(t []byte, _, _ int) {
 			n++
-			if i, ok := idx[string(t)]; ok {
+			if idx == nil {
+				for i, o := range terms {
+					if o == string(t) {
+						ents[i].tf++
+						return
+					}
+				}
+			} else if i, ok := idx[string(t)]; ok {
 				ents[i].tf++
 				return
 			}
 			k := string(t)
-			idx[k] = len(ents)
 			terms = append(terms, k)
 			ents = append(ents, ent{termHash(t), 1})
+			if idx != nil {
+				idx[k] = len(ents) - 1
+			} else if len(terms) == 32 {
+				idx = make(map[string]int, 64)
+				for i, o := range terms {
+					idx[o] = i
+				}
+			}
 		})
 	}
 	if n == 0 {

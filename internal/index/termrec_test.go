@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/index/fold"
 	"github.com/tidings-mcp/tidings/internal/model"
 )
 
@@ -236,5 +237,51 @@ func TestBulkLoadLeavesOneFTSSegment(t *testing.T) {
 	}
 	if err := ix.Verify(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTermRecordCountsEveryTerm pins the record against a naive count of
+// fold.Terms: the length, and each distinct term's frequency under its
+// hash, for short texts, texts past the 32 distinct terms where the count
+// switches to a map, and a body with a subject.
+func TestTermRecordCountsEveryTerm(t *testing.T) {
+	long := ""
+	for i := range 45 {
+		long += fmt.Sprintf("w%d ", i%40) + "the "
+	}
+	for _, tc := range []struct{ text, extra string }{
+		{"dinner dinner, Dinner!", ""},
+		{"Café RÉSUMÉ cafe resume", "subject: café"},
+		{long, "w1 w39 the"},
+		{"", "only a subject"},
+		{"🎉 !!", ""},
+	} {
+		terms, n, rec := termRecord(tc.text, tc.extra)
+		want := map[string]int{}
+		all := append(fold.Terms(tc.text), fold.Terms(tc.extra)...)
+		for _, w := range all {
+			want[w]++
+		}
+		if n != len(all) || len(terms) != len(want) {
+			t.Fatalf("%q: length %d, %d distinct; want %d, %d", tc.text, n, len(terms), len(all), len(want))
+		}
+		if n == 0 {
+			if rec != nil {
+				t.Fatalf("%q: a record for no terms", tc.text)
+			}
+			continue
+		}
+		dl, ents, ok := recordLen(rec)
+		if !ok || dl != n {
+			t.Fatalf("%q: record length %d, want %d", tc.text, dl, n)
+		}
+		for w, c := range want {
+			if got, ok := recordTF(ents, termHash([]byte(w))); !ok || got != c {
+				t.Errorf("%q: tf(%q) = %d, want %d", tc.text, w, got, c)
+			}
+		}
+		if got, ok := recordTF(ents, termHash([]byte("absent-term"))); !ok || got != 0 {
+			t.Errorf("%q: tf of an absent term = %d", tc.text, got)
+		}
 	}
 }
