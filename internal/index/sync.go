@@ -166,7 +166,7 @@ func (ix *Index) buildSecondaryIndexes(ctx context.Context) error {
 	}
 	// One full-text segment: a bulk load leaves one per few batches, and
 	// every query term seeks into each (6 segments at 200k messages cost a
-	// hybrid search 17 % more CPU; the merge costs ≈ 0.5 CPU-s at 1M;
+	// hybrid search 17 % more CPU; the merge of the 1M demo took 0.2 CPU-s in the sqlite3 shell;
 	// docs/benchmarks.md). Later syncs add small segments that FTS5's
 	// automerge folds in.
 	if _, err := tx.ExecContext(ctx, "INSERT INTO fts(fts) VALUES('optimize')"); err != nil {
