@@ -134,6 +134,7 @@ type storedRewrite struct {
 	df       map[string]int32
 	lenDelta int64
 	vecDrop  []int64
+	recs     map[int64][]byte // new term records (termrec.go)
 }
 
 // reindex replaces a searchable row's full-text entry and term counts,
@@ -147,7 +148,11 @@ func (w *storedRewrite) reindex(ctx context.Context, tx *sql.Tx, id int64, oldTe
 		return err
 	}
 	oldTerms, oldN := distinctTerms(oldText, oldSearch)
-	newTerms, newN := distinctTerms(newText, newSearch)
+	newTerms, newN, rec := termRecord(newText, newSearch)
+	if w.recs == nil {
+		w.recs = map[int64][]byte{}
+	}
+	w.recs[id] = rec
 	for _, t := range oldTerms {
 		w.df[t]--
 	}
@@ -179,7 +184,7 @@ func (ix *Index) finishRewrite(ctx context.Context, tx *sql.Tx, w *storedRewrite
 	if err := setMeta(ctx, tx, doneKey, 1); err != nil {
 		return err
 	}
-	if err := ix.commitMemDelta(ctx, tx, w.df, w.lenDelta, w.vecDrop); err != nil {
+	if err := ix.commitMemDelta(ctx, tx, w.df, w.lenDelta, w.vecDrop, w.recs); err != nil {
 		return err
 	}
 	if len(w.vecDrop) == 0 {
@@ -192,7 +197,7 @@ func (ix *Index) finishRewrite(ctx context.Context, tx *sql.Tx, w *storedRewrite
 // commitMemDelta applies document-frequency, length and vector changes to
 // memory and commits tx with the next generation. On a failed commit
 // memory is marked for reload.
-func (ix *Index) commitMemDelta(ctx context.Context, tx *sql.Tx, df map[string]int32, lenDelta int64, vecDrop []int64) error {
+func (ix *Index) commitMemDelta(ctx context.Context, tx *sql.Tx, df map[string]int32, lenDelta int64, vecDrop []int64, recs map[int64][]byte) error {
 	mem := ix.mem
 	mem.mu.Lock()
 	defer mem.mu.Unlock()
@@ -207,6 +212,12 @@ func (ix *Index) commitMemDelta(ctx context.Context, tx *sql.Tx, df map[string]i
 	mem.totalLen += lenDelta
 	ix.vecDropLocked(vecDrop)
 	gen := mem.gen + 1
+	for id, r := range recs {
+		mem.tupd[id] = r
+	}
+	if err := mem.persistDocmeta(ctx, tx, gen); err != nil {
+		return ix.failMem(err)
+	}
 	if err := ix.vecPersistLocked(ctx, tx, gen); err != nil {
 		return ix.failMem(err)
 	}

@@ -29,6 +29,7 @@ type ftHit struct {
 	matched []string
 	spans   [][2]int
 	text    string
+	det     *ftDetail // ranked from a term record: details come later
 }
 
 // matchExpr is an FTS5 expression matching any of the variants. Terms come
@@ -377,9 +378,18 @@ func (ix *Index) phraseCandidates(ctx context.Context, pq *parsedQuery, f *filte
 	return out, nil
 }
 
-// bm25 scores candidates from their stored text.
+// bm25 scores candidates. Without phrases a candidate is scored from its
+// term record (termrec.go: the same BM25 from the stored length and term
+// frequencies) and its text is not read; the hits a page shows get their
+// highlights from the text later (fulltextDetail). A candidate without a
+// record, a phrase query, and a query term whose hash another vocabulary
+// term shares are scored from the text as before.
 func (ix *Index) bm25(ctx context.Context, cands []ftCand, terms []qterm, match map[string]termRef, phrases [][]string, avgdl float64) ([]ftHit, error) {
 	var hits []ftHit
+	if len(phrases) == 0 && !ix.textScoring {
+		det := &ftDetail{terms: terms, match: match, avgdl: avgdl}
+		hits, cands = ix.scoreRecords(cands, det)
+	}
 	const batch = 500
 	for start := 0; start < len(cands); start += batch {
 		part := cands[start:min(len(cands), start+batch)]
@@ -400,6 +410,103 @@ func (ix *Index) bm25(ctx context.Context, cands []ftCand, terms []qterm, match 
 		}
 	}
 	return hits, nil
+}
+
+// ftDetail is what scoreText needs to find a hit's highlights and matched
+// terms once it is on the page (fulltextDetail).
+type ftDetail struct {
+	terms []qterm
+	match map[string]termRef
+	avgdl float64
+}
+
+// hashVariant is a query term variant as term records know it.
+type hashVariant struct {
+	h  uint32
+	qi int
+	w  float64
+}
+
+// scoreRecords scores the candidates that have a term record and returns
+// the rest, to be scored from their text. Scores equal scoreText's: the
+// same length, the same weighted frequencies (each occurrence adds its
+// variant's weight), the same formula.
+func (ix *Index) scoreRecords(cands []ftCand, det *ftDetail) (hits []ftHit, rest []ftCand) {
+	m := ix.mem
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	hvs := make([]hashVariant, 0, len(det.match))
+	for term, r := range det.match {
+		if !m.voc.termHashUnique(term) {
+			return nil, cands
+		}
+		hvs = append(hvs, hashVariant{termHash([]byte(term)), r.qi, r.w})
+	}
+	// A fixed order of additions: the same query scores the same.
+	sort.Slice(hvs, func(i, j int) bool { return hvs[i].h < hvs[j].h })
+	tf := make([]float64, len(det.terms))
+	for _, c := range cands {
+		score, ok := scoreRecord(m.termRec(c.id), hvs, tf, det.terms, det.avgdl)
+		if !ok {
+			rest = append(rest, c)
+			continue
+		}
+		if score > 0 {
+			hits = append(hits, ftHit{id: c.id, score: score, det: det})
+		}
+	}
+	return hits, rest
+}
+
+// scoreRecord is scoreText's BM25 over a term record; false when the
+// record is empty (not known) or malformed. tf is scratch space, one
+// entry per query term.
+func scoreRecord(rec []byte, hvs []hashVariant, tf []float64, terms []qterm, avgdl float64) (float64, bool) {
+	if len(rec) == 0 {
+		return 0, false
+	}
+	n, ents, ok := recordLen(rec)
+	if !ok {
+		return 0, false
+	}
+	clear(tf)
+	for _, v := range hvs {
+		c, ok := recordTF(ents, v.h)
+		if !ok {
+			return 0, false
+		}
+		for range c {
+			tf[v.qi] += v.w
+		}
+	}
+	score := 0.0
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(n)/math.Max(avgdl, 1))
+	for qi, f := range tf {
+		if f > 0 {
+			score += terms[qi].idf * f * (bm25K1 + 1) / (f + norm)
+		}
+	}
+	return score, true
+}
+
+// fulltextDetail fills the highlights, matched terms and text of the page's
+// hits that were ranked from term records, from their text (one read for
+// the page).
+func (ix *Index) fulltextDetail(ctx context.Context, page []rankedHit) error {
+	var ids []int64
+	at := map[int64]int{}
+	for i, h := range page {
+		if h.det != nil && h.text == "" {
+			ids = append(ids, h.id)
+			at[h.id] = i
+		}
+	}
+	return ix.readTexts(ctx, ids, func(r storedText) {
+		h := &page[at[r.id]]
+		if x, ok := scoreText(r.id, r.text, r.extra, h.det.terms, h.det.match, nil, h.det.avgdl); ok {
+			h.matched, h.spans, h.text = x.matched, x.spans, x.text
+		}
+	})
 }
 
 // scoreText computes BM25 for one message and the byte spans of its

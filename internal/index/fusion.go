@@ -13,13 +13,14 @@ type rankedHit struct {
 	matched []string
 	spans   [][2]int // highlight byte ranges in text (fulltext/substring)
 	text    string
-	boosted bool // in a soft date window (score raised)
+	det     *ftDetail // fulltext details still to read (fulltextDetail)
+	boosted bool      // in a soft date window (score raised)
 }
 
 func fromFulltext(ft []ftHit) []rankedHit {
 	out := make([]rankedHit, len(ft))
 	for i, h := range ft {
-		out[i] = rankedHit{id: h.id, score: h.score, ft: &Signal{Rank: i + 1, Score: h.score}, matched: h.matched, spans: h.spans, text: h.text}
+		out[i] = rankedHit{id: h.id, score: h.score, ft: &Signal{Rank: i + 1, Score: h.score}, matched: h.matched, spans: h.spans, text: h.text, det: h.det}
 	}
 	return out
 }
@@ -49,7 +50,7 @@ func fuse(ft []ftHit, sem []scored) []rankedHit {
 		h := get(x.id)
 		h.ft = &Signal{Rank: i + 1, Score: x.score}
 		h.fused += 1 / float64(RRFK+i+1)
-		h.matched, h.spans, h.text = x.matched, x.spans, x.text
+		h.matched, h.spans, h.text, h.det = x.matched, x.spans, x.text, x.det
 	}
 	for i, x := range sem {
 		h := get(x.id)

@@ -59,6 +59,9 @@ func (ix *Index) loadLocked(ctx context.Context, q queryer, full bool) error {
 	if err != nil {
 		return fmt.Errorf("load docmeta: %w", err)
 	}
+	if err := m.loadTermRecs(ctx, q, since); err != nil {
+		return err
+	}
 	// Memberships in further conversations (rare).
 	clear(m.extra)
 	err = eachRow(q.QueryContext(ctx, "SELECT msg, conv FROM message_chats ORDER BY msg"))(func(r *sql.Rows) error {
@@ -92,6 +95,7 @@ func (m *memState) replaceWith(n *memState) {
 	m.gen = n.gen
 	m.times, m.convs, m.senders, m.flags = n.times, n.convs, n.senders, n.flags
 	m.extra, m.chunkMax, m.chunkMin, m.envDirty, m.dirty = n.extra, n.chunkMax, n.chunkMin, true, n.dirty
+	m.trecs, m.tupd, m.tdirty = n.trecs, n.tupd, n.tdirty
 	m.docs, m.totalLen, m.maxID = n.docs, n.totalLen, n.maxID
 	m.voc = n.voc
 	m.convByID, m.handleStr, m.handleKey, m.handleByS, m.names = n.convByID, n.handleStr, n.handleKey, n.handleByS, n.names

@@ -48,6 +48,13 @@ type memState struct {
 	envDirty           bool
 	dirty              map[int]bool // chunks changed since the last persist
 
+	// Term records (termrec.go) by chunk; tupd holds the records set or
+	// forgotten (nil) since the last persist, applied by persistDocmeta;
+	// tdirty the record chunks to write.
+	trecs  []*termChunk
+	tupd   map[int64][]byte
+	tdirty map[int]bool
+
 	docs     int64 // searchable messages
 	totalLen int64 // total terms over searchable messages (for BM25's avgdl)
 	maxID    int64
@@ -85,6 +92,8 @@ func newMemState() *memState {
 	return &memState{
 		extra:      map[uint32][]uint32{},
 		dirty:      map[int]bool{},
+		tupd:       map[int64][]byte{},
+		tdirty:     map[int]bool{},
 		voc:        newVocab(),
 		convByID:   map[uint32]*convInfo{},
 		sourceKind: map[int64]string{},
@@ -142,6 +151,7 @@ func (m *memState) clearDoc(id int64) {
 	}
 	m.times[id], m.convs[id], m.senders[id], m.flags[id] = 0, 0, 0, 0
 	delete(m.extra, uint32(id))
+	m.tupd[id] = nil
 	m.dirty[int(id/chunkSize)] = true
 	m.envDirty = true
 }
@@ -246,8 +256,14 @@ func (m *memState) idRange(since, until int64) (lo, hi int64) {
 	return int64(c0 * chunkSize), int64((c1+1)*chunkSize - 1)
 }
 
-// persistDocmeta writes the dirty chunks with version gen.
+// persistDocmeta writes the dirty chunks with version gen, and the term
+// records changed since the last call (termrec.go) with them.
 func (m *memState) persistDocmeta(ctx context.Context, tx *sql.Tx, gen int64) error {
+	m.setTermRecs(m.tupd)
+	clear(m.tupd)
+	if err := m.persistTermRecs(ctx, tx, gen); err != nil {
+		return err
+	}
 	if len(m.dirty) == 0 {
 		return nil
 	}

@@ -27,6 +27,9 @@ func TestMigrateFTSFromVersion1(t *testing.T) {
 		"DROP TABLE fts",
 		`CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 2')`,
 		`INSERT INTO fts(rowid, text) SELECT id, CASE WHEN search_extra IS NULL THEN text ELSE text || char(10) || search_extra END FROM messages WHERE searchable = 1`,
+		// Version 1 had no term records (migration 4).
+		"DROP TABLE docterms",
+		"DELETE FROM meta WHERE key = 'docterms_from'",
 		"PRAGMA user_version = 1",
 	} {
 		if _, err := ix.wdb.Exec(q); err != nil {

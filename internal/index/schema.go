@@ -20,6 +20,9 @@ package index
 //     chunkSize ids, written in the same transaction as the rows they
 //     describe, so a process loads them in milliseconds and they can never
 //     disagree with the rows after a crash.
+//   - docterms holds each searchable message's term record (length and
+//     term frequencies, termrec.go) in chunks like docmeta, persisted with
+//     it, so full-text ranking reads no text (migration 4).
 //   - dossiers and triage are reserved for the features that build them;
 //     every table holding per-conversation data has a conv column so Purge
 //     can remove it.
@@ -232,6 +235,19 @@ FROM messages WHERE searchable = 1;
 `,
 	// 3: synced mail in its own tables (mail.go, docs/index.md "Mail").
 	mailSchema,
+	// 4: term records (termrec.go): per-message term frequencies and
+	// lengths in chunks, so BM25 needs no text. Messages stored before
+	// this migration have none (their text is read, as before) until they
+	// are written again; docterms_from is where complete coverage starts
+	// (Verify).
+	`
+CREATE TABLE docterms(
+	chunk INTEGER PRIMARY KEY,
+	ver   INTEGER NOT NULL,
+	data  BLOB NOT NULL
+);
+INSERT INTO meta(key, value) SELECT 'docterms_from', coalesce((SELECT value FROM meta WHERE key = 'next_id'), 0);
+`,
 }
 
 // ftsDelete removes a row from the FTS index; the text must be the one the

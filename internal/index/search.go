@@ -159,6 +159,9 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	} else if next >= MaxDepth && len(ranked) > next {
 		res.Notes = append(res.Notes, fmt.Sprintf("ranked results stop at %d; narrow the query to see more", MaxDepth))
 	}
+	if err := ix.fulltextDetail(ctx, page); err != nil {
+		return nil, err
+	}
 	hits, err := ix.hydrateHits(ctx, page, &pq, f, q.Explain)
 	if err != nil {
 		return nil, err

@@ -211,6 +211,17 @@ func TestStoredSecretsAreMaskedOnUpgrade(t *testing.T) {
 			t.Fatalf("%s: %v", q.sql, err)
 		}
 	}
+	// Term records of the unmasked rows, as an index with records had them
+	// before a new class of secret: the upgrade must rewrite them too.
+	ix.mem.mu.Lock()
+	for _, o := range olds {
+		_, _, ix.mem.tupd[o.id] = termRecord(o.display, o.subj)
+	}
+	err = ix.mem.persistDocmeta(ctx, tx, ix.mem.gen)
+	ix.mem.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the project's SQLite driver (driver name "sqlite")
@@ -107,6 +108,14 @@ type Index struct {
 	wstmts stmtCache // statements of write transactions, prepared on wdb
 
 	mem *memState // in-memory columns, vocabulary, caches
+
+	// textsRead counts the message texts readTexts returned: what the
+	// ranking costs in row reads (TestFulltextReadsOnlyThePageTexts).
+	textsRead atomic.Int64
+	// textScoring makes full-text ranking read every candidate's text
+	// instead of its term record: the reference the record scores are
+	// compared with (TestRecordScoresEqualTextScores). Tests only.
+	textScoring bool
 
 	hiddenMu sync.Mutex
 	hidden   *hiddenTerms // the last hiddenTermsLocked answer (hidden.go)

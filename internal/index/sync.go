@@ -164,6 +164,14 @@ func (ix *Index) buildSecondaryIndexes(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, secondaryIndexes); err != nil {
 		return fmt.Errorf("build indexes: %w", err)
 	}
+	// One full-text segment: a bulk load leaves one per few batches, and
+	// every query term seeks into each (6 segments at 200k messages cost a
+	// hybrid search 17 % more CPU; the merge of the 1M demo took 0.2 CPU-s in the sqlite3 shell;
+	// docs/benchmarks.md). Later syncs add small segments that FTS5's
+	// automerge folds in.
+	if _, err := tx.ExecContext(ctx, "INSERT INTO fts(fts) VALUES('optimize')"); err != nil {
+		return fmt.Errorf("merge full-text index: %w", err)
+	}
 	if err := setMeta(ctx, tx, "indexes_built", 1); err != nil {
 		return err
 	}
@@ -249,6 +257,7 @@ type op struct {
 	extraText  string // subject, transcriptions (indexed, not displayed)
 	terms      []string
 	length     int
+	trec       []byte // term record (termrec.go); nil when not searchable
 	extra      []byte
 }
 
@@ -641,7 +650,7 @@ func (w *batchWriter) Message(m model.Message) error {
 	}
 	o.searchable = isSearchable(&m)
 	if o.searchable {
-		o.terms, o.length = distinctTerms(o.text, o.extraText)
+		o.terms, o.length, o.trec = termRecord(o.text, o.extraText)
 		o.searchable = o.length > 0
 	}
 	o.m = m

@@ -27,6 +27,7 @@ type docSet struct {
 	sender uint32
 	flags  uint8
 	extra  []uint32
+	trec   []byte
 }
 
 // delta is what one batch changes besides its SQL rows; it is applied to
@@ -149,6 +150,7 @@ FROM messages WHERE id BETWEEN ? AND ? AND searchable = 1`, d.firstNew, d.lastNe
 	defer mem.mu.Unlock()
 	for _, s := range d.set {
 		mem.setDoc(s.id, s.time, s.conv, s.sender, s.flags)
+		mem.tupd[s.id] = s.trec
 		if len(s.extra) > 0 {
 			mem.extra[uint32(s.id)] = s.extra
 		} else {
@@ -462,7 +464,11 @@ VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`, id, i, o.convs[0], fold.Sanitize(a.ID), a.RowI
 		fl |= fMulti
 		ex = slices.Clone(o.convs[1:])
 	}
-	d.set = append(d.set, docSet{id: id, time: t, conv: o.convs[0], sender: sender, flags: fl, extra: ex})
+	var trec []byte
+	if o.searchable {
+		trec = o.trec
+	}
+	d.set = append(d.set, docSet{id: id, time: t, conv: o.convs[0], sender: sender, flags: fl, extra: ex, trec: trec})
 	return nil
 }
 

@@ -25,7 +25,10 @@ func (ix *Index) readTexts(ctx context.Context, ids []int64, fn func(storedText)
 	if len(ids) == 0 {
 		return nil
 	}
-	return ix.queryTexts(ctx, "id IN (SELECT value FROM json_each(?))", fn, idsJSON(ids))
+	return ix.queryTexts(ctx, "id IN (SELECT value FROM json_each(?))", func(r storedText) {
+		ix.textsRead.Add(1)
+		fn(r)
+	}, idsJSON(ids))
 }
 
 // readTextRange is readTexts for every message with lo <= id <= hi: a

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -38,6 +39,10 @@ func (ix *Index) Verify(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
+	recsFrom, err := getMetaInt(ctx, tx, "docterms_from")
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
 	df := map[string]int32{}
 	var docs, total int64
 	seen := map[int64]bool{}
@@ -67,6 +72,16 @@ func (ix *Index) Verify(ctx context.Context) error {
 		if m.times[id] != t || m.convs[id] != uint32(conv) || m.senders[id] != uint32(sender) || m.flags[id]&^fMulti != fl {
 			bad("docmeta of %d: time %d conv %d sender %d flags %b; row: %d %d %d %b", id, m.times[id], m.convs[id], m.senders[id], m.flags[id], t, conv, sender, fl)
 		}
+		// Term records (termrec.go) equal a recount; only messages stored
+		// before they existed (ids below docterms_from) may lack one.
+		rec := m.termRec(id)
+		var want []byte
+		if searchable {
+			_, _, want = termRecord(text, extra.String)
+		}
+		if !bytes.Equal(rec, want) && (len(rec) > 0 || id >= recsFrom) {
+			bad("term record of %d: %x, recounted %x", id, rec, want)
+		}
 		if searchable {
 			ts, n := distinctTerms(text, extra.String)
 			for _, x := range ts {
@@ -83,6 +98,13 @@ func (ix *Index) Verify(ctx context.Context) error {
 	for id := range m.flags {
 		if m.flags[id]&fLive != 0 && !seen[int64(id)] {
 			bad("docmeta has %d, the messages table does not", id)
+		}
+	}
+	for c, ch := range m.trecs {
+		for i := range chunkSize {
+			if id := int64(c*chunkSize + i); len(ch.get(i)) > 0 && !seen[id] {
+				bad("docterms has a record for %d, the messages table does not", id)
+			}
 		}
 	}
 	if docs != m.docs || total != m.totalLen {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,6 +20,7 @@ type vocab struct {
 	rsorted []string // reversed terms, sorted (suffix lookups)
 	blob    string   // "\x00t1\x00t2…\x00" over sorted (infix lookups)
 	offs    []int32  // start of each sorted term in blob
+	hashes  []uint32 // termHash of each sorted term, sorted (termHashUnique)
 	pending []string // terms added since the rebuild
 	built   bool
 }
@@ -66,6 +68,11 @@ func (v *vocab) ensureSorted() {
 		b.WriteByte(0)
 	}
 	v.blob = b.String()
+	v.hashes = make([]uint32, len(v.sorted))
+	for i, t := range v.sorted {
+		v.hashes[i] = termHash([]byte(t))
+	}
+	slices.Sort(v.hashes)
 	v.pending = nil
 	v.built = true
 }
