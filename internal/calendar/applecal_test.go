@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidings-mcp/tidings/internal/config"
 )
 
 // appleSec is t in the store's unit: seconds since 2001-01-01 UTC.
@@ -315,5 +317,19 @@ func TestMacCalendarIsReadOnly(t *testing.T) {
 	defer db.Close()
 	if _, err := db.Exec("DELETE FROM CalendarItem"); err == nil {
 		t.Error("the store's connection could write")
+	}
+}
+
+// TestMacCalendarFromConfig: a [[calendar.files]] entry of kind
+// "apple-calendar" is the Mac store's backend, not an ICS file.
+func TestMacCalendarFromConfig(t *testing.T) {
+	cfg := &config.Config{}
+	cfg.Calendar.Files = []config.CalendarFile{{Name: "Mac", Kind: config.CalendarKindApple, Path: "/x/Calendar.sqlitedb"}, {Name: "f", Path: "/f.ics"}}
+	st, err := StoreFromConfig(cfg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Backends) != 2 || st.Backends[0].Kind() != "apple-calendar" || st.Backends[1].Kind() != "ics-file" {
+		t.Fatalf("backends = %v", st.Backends)
 	}
 }

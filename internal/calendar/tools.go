@@ -73,6 +73,10 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 		}
 	}
 	for _, f := range cfg.Calendar.Files {
+		if f.Kind == config.CalendarKindApple {
+			s.Backends = append(s.Backends, NewAppleCal(f.Name, f.Path))
+			continue
+		}
 		if f.URL != "" {
 			b, err := NewICSURL(f.Name, f.URL)
 			if err != nil {
