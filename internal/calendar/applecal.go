@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/emersion/go-ical"
+	_ "modernc.org/sqlite"
 
-	_ "modernc.org/sqlite" // the project's SQLite driver ("sqlite")
+	"github.com/tidings-mcp/tidings/internal/send" // the project's SQLite driver ("sqlite")
 )
 
 // AppleCal is a [[calendar.files]] entry of kind "apple-calendar": the
-// Mac's own Calendar store (Calendar.sqlitedb), read-only
+// Mac's own Calendar store (Calendar.sqlitedb), read directly and never
+// written; on macOS new events go through Calendar.app
 // (docs/tools.md, "The Mac's own Calendar store"). Each Calendar row of
 // an enabled Store is one collection; each CalendarItem with its
 // Recurrence, ExceptionDate, detached occurrences, organizer and invitees
@@ -27,10 +29,19 @@ import (
 // Messages does — internal/imessage/open.go).
 type AppleCal struct {
 	name, path string
+	// writes is true on macOS, where new events are created through
+	// Calendar.app with osascript (applecal_write.go).
+	writes bool
+	// Runner runs osascript; nil means send.ExecRunner (tests fake it).
+	Runner send.Runner
+	// Osascript is the osascript path; empty means /usr/bin/osascript.
+	Osascript string
 }
 
 // NewAppleCal returns the backend of a Calendar.sqlitedb.
-func NewAppleCal(name, path string) *AppleCal { return &AppleCal{name: name, path: path} }
+func NewAppleCal(name, path string) *AppleCal {
+	return &AppleCal{name: name, path: path, writes: appleCalWrites}
+}
 
 // Account implements Backend.
 func (a *AppleCal) Account() string { return a.name }
@@ -150,7 +161,7 @@ func (a *AppleCal) Collections(ctx context.Context) ([]Collection, error) {
 			name = c.title + " (" + c.store + ")"
 		}
 		out = append(out, Collection{Account: a.name, Name: name, Href: "calendar:" + strconv.FormatInt(c.id, 10),
-			Components: []string{Events}, ReadOnly: true})
+			Components: []string{Events}, ReadOnly: !a.writes})
 	}
 	return out, nil
 }
@@ -539,14 +550,6 @@ func appleSpecifier(spec string) (string, error) {
 	return strings.Join(parts, ";"), nil
 }
 
-// errAppleCalReadOnly is returned by writes: Tidings reads the Mac's
-// Calendar store and never writes it (docs/tools.md).
-var errAppleCalReadOnly = errors.New("the Mac's Calendar store is read-only in Tidings; add the account it syncs with as a [[calendar.accounts]] CalDAV account to create events")
-
-// Put implements Backend: the store is read-only.
-func (a *AppleCal) Put(context.Context, Collection, string, *ical.Calendar, Cond) (string, error) {
-	return "", errAppleCalReadOnly
-}
-
-// Get implements Backend: the store is not read back by href.
-func (a *AppleCal) Get(context.Context, string) (Object, error) { return Object{}, errAppleCalReadOnly }
+// errAppleCalReadOnly is returned by writes off macOS: the store is
+// never written, and only Calendar.app on a Mac creates events in it.
+var errAppleCalReadOnly = errors.New("the Mac's Calendar store is read-only here: Tidings creates events in it through Calendar.app on macOS only; use a [[calendar.accounts]] CalDAV calendar")

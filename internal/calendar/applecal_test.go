@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-ical"
+
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/send"
 )
 
 // appleSec is t in the store's unit: seconds since 2001-01-01 UTC.
@@ -121,8 +124,8 @@ func appleEvents(t *testing.T) (EventsResult, []Collection) {
 // backend, read from a database built with the real dump's DDL.
 func TestMacCalendarMapsEachColumn(t *testing.T) {
 	res, cols := appleEvents(t)
-	if len(cols) != 1 || cols[0].Name != "Home" || !cols[0].ReadOnly {
-		t.Fatalf("collections = %+v, want only Home (the disabled store's calendar left out), read-only", cols)
+	if len(cols) != 1 || cols[0].Name != "Home" || cols[0].ReadOnly != !appleCalWrites {
+		t.Fatalf("collections = %+v, want only Home (the disabled store's calendar left out), writable only on macOS", cols)
 	}
 	berlin := mustZone(t, "Europe/Berlin")
 	byTitle := map[string][]Event{}
@@ -303,12 +306,14 @@ func TestMacCalendarProbeNamesWhatIsMissing(t *testing.T) {
 }
 
 // TestMacCalendarIsReadOnly: the backend never writes the store, and the
-// file is opened read-only (a write through its connection fails).
+// file is opened read-only (a write through its connection fails); off
+// macOS a create is refused.
 func TestMacCalendarIsReadOnly(t *testing.T) {
 	path := newAppleDB(t, appleRows(t)...)
 	b := NewAppleCal("Mac", path)
-	if _, err := b.Put(context.Background(), Collection{}, "x.ics", nil, Cond{}); err == nil {
-		t.Error("Put succeeded")
+	b.writes = false
+	if _, err := b.Put(context.Background(), Collection{}, "x.ics", nil, Cond{IfNoneMatch: true}); !errors.Is(err, errAppleCalReadOnly) {
+		t.Errorf("Put off macOS = %v, want the read-only refusal", err)
 	}
 	db, err := b.open(context.Background())
 	if err != nil {
@@ -331,5 +336,134 @@ func TestMacCalendarFromConfig(t *testing.T) {
 	}
 	if len(st.Backends) != 2 || st.Backends[0].Kind() != "apple-calendar" || st.Backends[1].Kind() != "ics-file" {
 		t.Fatalf("backends = %v", st.Backends)
+	}
+}
+
+type fakeRunner struct {
+	res  send.RunResult
+	err  error
+	cmds []send.Command
+}
+
+func (f *fakeRunner) Run(_ context.Context, c send.Command) (send.RunResult, error) {
+	f.cmds = append(f.cmds, c)
+	return f.res, f.err
+}
+
+func newEventCal(t *testing.T, extra string) *ical.Calendar {
+	t.Helper()
+	return parseICS(t, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:u1@tidings\r\n"+
+		"SUMMARY:Lunch\" & do shell script \"rm -rf ~\r\nDTSTART:20260316T110000Z\r\nDTEND:20260316T120000Z\r\n"+extra+"END:VEVENT\r\nEND:VCALENDAR\r\n")
+}
+
+// TestMacCalendarCreateCommandCarriesDataInArgv: the create script is a
+// constant; the calendar, title, dates (numbers in the Mac's zone, no
+// locale-parsed text), all-day flag, location and notes are arguments,
+// and the run is bounded.
+func TestMacCalendarCreateCommandCarriesDataInArgv(t *testing.T) {
+	berlin := mustZone(t, "Europe/Berlin")
+	b := NewAppleCal("Mac", "/x/Calendar.sqlitedb")
+	tests := []struct {
+		promise string
+		ev      string
+		want    []string
+	}{
+		{"a timed event in the Mac's zone, its title one argument whatever it holds",
+			"BEGIN:VEVENT\r\nSUMMARY:Lunch\" & do shell script \"rm -rf ~\r\nLOCATION:Cafe\r\nDESCRIPTION:bring card\r\nDTSTART:20260316T110000Z\r\nDTEND:20260316T120000Z\r\nEND:VEVENT\r\n",
+			[]string{"/tmp/s", "Home", `Lunch" & do shell script "rm -rf ~`, "2026 3 16 43200", "2026 3 16 46800", "0", "Cafe", "bring card"}},
+		{"an all-day event is its dates at midnight",
+			"BEGIN:VEVENT\r\nSUMMARY:Off\r\nDTSTART;VALUE=DATE:20260331\r\nDTEND;VALUE=DATE:20260401\r\nEND:VEVENT\r\n",
+			[]string{"/tmp/s", "Home", "Off", "2026 3 31 0", "2026 4 1 0", "1", "", ""}},
+		{"a time across the DST change keeps its wall clock",
+			"BEGIN:VEVENT\r\nSUMMARY:Early\r\nDTSTART;TZID=Europe/Berlin:20260329T090000\r\nDTEND;TZID=Europe/Berlin:20260329T093000\r\nEND:VEVENT\r\n",
+			[]string{"/tmp/s", "Home", "Early", "2026 3 29 32400", "2026 3 29 34200", "0", "", ""}},
+	}
+	for _, tc := range tests {
+		cal := parseICS(t, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\n"+tc.ev+"END:VCALENDAR\r\n")
+		cmd, err := b.createCommand("/tmp/s", "Home", cal.Children[0], berlin)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.promise, err)
+		}
+		if cmd.Path != "/usr/bin/osascript" || cmd.Timeout != AppleCalRunTimeout || strings.Join(cmd.Args, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: command = %s %q (timeout %s), want %q", tc.promise, cmd.Path, cmd.Args, cmd.Timeout, tc.want)
+		}
+	}
+	if strings.Contains(createEventScript, "%") || !strings.Contains(createEventScript, "on run argv") {
+		t.Error("the create script is not a constant reading argv")
+	}
+}
+
+// TestMacCalendarCreateRefusesAndReadsBack: a create through Calendar.app
+// returns the event Calendar stored; invitations, recurrences, edits, an
+// ambiguous calendar name, a stuck or refused osascript are one sentence
+// each, and a number quoted from the event's text is not taken for
+// osascript's error code.
+func TestMacCalendarCreateRefusesAndReadsBack(t *testing.T) {
+	ctx := context.Background()
+	home := Collection{Account: "Mac", Name: "Home", Href: "calendar:1"}
+	tests := []struct {
+		promise string
+		setup   func(*AppleCal, *fakeRunner)
+		cal     *ical.Calendar
+		cond    Cond
+		col     Collection
+		want    string
+	}{
+		{"attendees are refused", nil, newEventCal(t, "ATTENDEE:mailto:bob@example.org\r\n"), Cond{IfNoneMatch: true}, home, "attendees"},
+		{"a recurrence is refused", nil, newEventCal(t, "RRULE:FREQ=DAILY\r\n"), Cond{IfNoneMatch: true}, home, "recurring events"},
+		{"an edit is refused", nil, newEventCal(t, ""), Cond{IfMatch: "x"}, home, "only given new events"},
+		{"an ambiguous calendar name is refused", nil, newEventCal(t, ""), Cond{IfNoneMatch: true}, Collection{Account: "Mac", Name: "Work", Href: "calendar:3"}, "cannot tell Calendar which one"},
+		{"a stuck osascript names the consent prompt", func(_ *AppleCal, f *fakeRunner) { f.res = send.RunResult{TimedOut: true} }, newEventCal(t, ""), Cond{IfNoneMatch: true}, home, "Automation"},
+		{"-1743 names the Automation grant", func(_ *AppleCal, f *fakeRunner) {
+			f.res = send.RunResult{ExitCode: 1, Stderr: "execution error: Not authorized to send Apple events to Calendar. (-1743)\n"}
+		}, newEventCal(t, ""), Cond{IfNoneMatch: true}, home, "has not allowed Tidings to control Calendar"},
+		{"a quoted (-1743) is not the code", func(_ *AppleCal, f *fakeRunner) {
+			f.res = send.RunResult{ExitCode: 1, Stderr: "execution error: Can’t make \"(-1743) x\" into type date. (-1700)\n"}
+		}, newEventCal(t, ""), Cond{IfNoneMatch: true}, home, "the Calendar app refused the event: execution error"},
+	}
+	for _, tc := range tests {
+		path := newAppleDB(t, append(appleRows(t), `INSERT INTO Calendar (ROWID, store_id, title) VALUES (3, 1, 'Work'), (4, 1, 'Work')`)...)
+		b := NewAppleCal("Mac", path)
+		b.writes = true
+		f := &fakeRunner{res: send.RunResult{Stdout: "NEW-UID\n"}}
+		b.Runner = f
+		if tc.setup != nil {
+			tc.setup(b, f)
+		}
+		_, err := b.Put(ctx, tc.col, "u1.ics", tc.cal, tc.cond)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.promise, err, tc.want)
+		}
+		if tc.want == "the Calendar app refused the event: execution error" && strings.Contains(err.Error(), "not allowed") {
+			t.Errorf("%s: a quoted number was read as the code", tc.promise)
+		}
+	}
+
+	path := newAppleDB(t, appleRows(t)...)
+	b := NewAppleCal("Mac", path)
+	b.writes = true
+	f := &fakeRunner{res: send.RunResult{Stdout: "NEW-UID\n"}}
+	b.Runner = f
+	href, err := b.Put(ctx, home, "u1.ics", newEventCal(t, ""), Cond{IfNoneMatch: true})
+	if err != nil || len(f.cmds) != 1 || f.cmds[0].Args[1] != "Home" {
+		t.Fatalf("Put = %q, %v; commands %v", href, err, f.cmds)
+	}
+	if _, err := os.Stat(f.cmds[0].Args[0]); err == nil {
+		t.Error("the script's private copy was left behind")
+	}
+	// Calendar.app stores the event; the read-back finds it by its uid.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 16, 11, 0, 0, 0, time.UTC) // literal date: the event created above
+	if _, err := db.Exec(`INSERT INTO CalendarItem (summary, start_date, end_date, start_tz, all_day, calendar_id, UUID, unique_identifier) VALUES ('Lunch', ?, ?, 'UTC', 0, 1, 'NEW-UID', 'ical-uid')`,
+		appleSec(start), appleSec(start.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	o, err := b.Get(ctx, href)
+	if err != nil || propText(o.Cal.Children[0], ical.PropSummary) != "Lunch" {
+		t.Fatalf("Get = %v, %v", o.Cal, err)
 	}
 }
