@@ -51,6 +51,12 @@ type Object struct {
 	Href string
 	ETag string
 	Cal  *ical.Calendar
+	// Problem is set by a backend that converted the object only in part
+	// (the Mac's Calendar store: a recurrence it does not understand, the
+	// event then shown once); Events reports it when the object has an
+	// occurrence in the window. It never comes from the object's text, so
+	// a calendar cannot forge it.
+	Problem string
 }
 
 // Cond is the precondition of a write (RFC 7232): IfNoneMatch for a new

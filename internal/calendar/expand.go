@@ -595,3 +595,16 @@ func (x Expander) Todos(cal *ical.Calendar) []Todo {
 	}
 	return out
 }
+
+// startsBefore reports whether the first VEVENT of cal starts before t:
+// a series whose rule was not understood may have instances from then on.
+func (x Expander) startsBefore(cal *ical.Calendar, t time.Time) bool {
+	zones := vtimezones(cal)
+	for _, c := range cal.Children {
+		if c.Name == ical.CompEvent {
+			w, err := x.prop(c, ical.PropDateTimeStart, zones)
+			return err == nil && w.Time.Before(t)
+		}
+	}
+	return false
+}

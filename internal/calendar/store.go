@@ -134,6 +134,9 @@ func (s *Store) Events(ctx context.Context, cols []Collection, from, to time.Tim
 				continue
 			}
 			res.Cut = res.Cut || r.Cut
+			if o.Problem != "" && (len(r.Occurrences) > 0 || x.startsBefore(o.Cal, to)) {
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: %s", c.Path(), o.Problem))
+			}
 			for _, occ := range r.Occurrences {
 				if s.hidden(occ) {
 					res.Hidden++

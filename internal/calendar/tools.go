@@ -73,6 +73,10 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 		}
 	}
 	for _, f := range cfg.Calendar.Files {
+		if f.Kind == config.CalendarKindApple {
+			s.Backends = append(s.Backends, NewAppleCal(f.Name, f.Path))
+			continue
+		}
 		if f.URL != "" {
 			b, err := NewICSURL(f.Name, f.URL)
 			if err != nil {
@@ -520,7 +524,7 @@ func target(cols []Collection, sr scope.ScopedRows, name string) (Collection, er
 			return Collection{}, err
 		}
 		if cols[i].ReadOnly {
-			return Collection{}, fmt.Errorf("%s is a read-only ICS file or URL: choose a CalDAV one from the listing", output.Name(cols[i].Path()))
+			return Collection{}, fmt.Errorf("%s is read-only (an ICS file or URL, or the Mac's Calendar store off macOS): choose a writable one from the listing", output.Name(cols[i].Path()))
 		}
 		return cols[i], nil
 	}

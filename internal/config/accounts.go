@@ -102,12 +102,19 @@ func (a ContactAccount) DAV() DAVAccount {
 	return DAVAccount{Name: a.Name, URL: a.URL, Username: a.Username, PasswordEnv: a.PasswordEnv, PasswordCmd: a.PasswordCmd, CAFile: a.CAFile}
 }
 
-// CalendarFile is one [[calendar.files]] entry: an ICS file (Path) or URL.
+// CalendarFile is one [[calendar.files]] entry: an ICS file (Path) or URL,
+// or with Kind "apple-calendar" the Mac's own Calendar.sqlitedb (Path),
+// read-only (docs/tools.md, "The Mac's own Calendar store").
 type CalendarFile struct {
 	Name string `toml:"name"`
 	Path string `toml:"path"`
 	URL  string `toml:"url"`
+	// Kind is "" or "ics" (an ICS file or URL) or "apple-calendar".
+	Kind string `toml:"kind"`
 }
+
+// CalendarKindApple is the [[calendar.files]] kind of the Mac's Calendar store.
+const CalendarKindApple = "apple-calendar"
 
 // envName is what password_env may hold: a portable variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -146,6 +153,10 @@ func (c *Config) validateAccounts() error {
 			return err
 		}
 		switch {
+		case f.Kind != "" && f.Kind != "ics" && f.Kind != CalendarKindApple:
+			return fmt.Errorf("%s: kind %q is not \"ics\" or %q", id, f.Kind, CalendarKindApple)
+		case f.Kind == CalendarKindApple && (f.Path == "" || f.URL != ""):
+			return fmt.Errorf("%s: kind %q needs path (the Calendar.sqlitedb file) and no url", id, CalendarKindApple)
 		case (f.Path == "") == (f.URL == ""):
 			return fmt.Errorf("%s: set exactly one of path and url", id)
 		case f.URL != "":
