@@ -1,0 +1,12 @@
+//go:build !unix
+
+package proc
+
+import "os/exec"
+
+// Outside unix there are no process groups: the child alone is stopped.
+func ownGroup(*exec.Cmd) {}
+
+func terminate(cmd *exec.Cmd) error { return cmd.Process.Kill() }
+
+func kill(*exec.Cmd) {}

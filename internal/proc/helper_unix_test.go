@@ -1,0 +1,64 @@
+//go:build unix
+
+package proc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func signalIgnoreTerm() { signal.Ignore(syscall.SIGTERM) }
+
+// TestTimeoutStopsTheWholeProcessGroup: at Timeout the group gets SIGTERM,
+// then SIGKILL after the grace; a child that ignores SIGTERM does not
+// outlive the call.
+func TestTimeoutStopsTheWholeProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	c := helper(t, "hang", pidFile)
+	c.Timeout = 300 * time.Millisecond
+	res, err := ExecRunner{KillGrace: 100 * time.Millisecond}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut {
+		t.Fatalf("TimedOut = false, result %+v", res)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the helper wrote no child pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	// The child was SIGKILLed with its group; it is a zombie until its
+	// parent (gone) is replaced by init, which reaps it. Wait for that
+	// without a time threshold: poll until kill(pid, 0) says ESRCH or the
+	// test's own deadline ends it.
+	for {
+		err := syscall.Kill(pid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if zombie(pid) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// zombie reports whether pid is a zombie (Linux /proc); false elsewhere.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
