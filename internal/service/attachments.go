@@ -270,57 +270,75 @@ func (s *Service) sourcePath(ctx context.Context, loc index.AttachmentLocation) 
 	return a.Path, nil
 }
 
-// checkDestination validates the destination and returns its resolved
-// folder and the final path inside it.
+// checkDestination validates save_attachment's destination and returns
+// its resolved folder and the final path inside it.
 func checkDestination(dest string, allowed []string) (dir, path string, err error) {
+	return checkTarget("destination", dest, allowed)
+}
+
+// checkTarget validates a file a tool is about to write, named by the
+// tool's parameter param: an absolute file path whose folder exists and,
+// with every symbolic link resolved, lies inside one of allowed (the
+// profile's file_dirs); an existing file there must be a regular file,
+// never a link, FIFO or device. It returns the resolved folder and the
+// final path inside it (docs/security.md, "Files only where allowed").
+func checkTarget(param, dest string, allowed []string) (dir, path string, err error) {
 	if len(allowed) == 0 {
 		return "", "", userErr("no folders are allowed for saving files; a profile's file_dirs must name them")
 	}
 	dest = strings.TrimSpace(dest)
 	switch {
 	case dest == "":
-		return "", "", userErr("destination is required: give the absolute path of the file to write, inside %s", strings.Join(allowed, " or "))
+		return "", "", userErr("%s is required: give the absolute path of the file to write, inside %s", param, strings.Join(allowed, " or "))
 	case !filepath.IsAbs(dest):
-		return "", "", userErr("destination must be an absolute file path (got %q)", output.Name(dest))
+		return "", "", userErr("%s must be an absolute file path (got %q)", param, output.Name(dest))
 	case strings.HasSuffix(dest, string(filepath.Separator)):
-		return "", "", userErr("destination must name a file, not a folder")
+		return "", "", userErr("%s must name a file, not a folder", param)
 	}
 	dest = filepath.Clean(dest)
 	name := filepath.Base(dest)
 	if name == "." || name == ".." || name == string(filepath.Separator) {
-		return "", "", userErr("destination must name a file, not a folder")
+		return "", "", userErr("%s must name a file, not a folder", param)
 	}
 	rdir, err := filepath.EvalSymlinks(filepath.Dir(dest))
 	if err != nil {
-		return "", "", userErr("the folder %s does not exist; create it first or choose another destination", output.Name(filepath.Dir(dest)))
+		return "", "", userErr("the folder %s does not exist; create it first or choose another %s", output.Name(filepath.Dir(dest)), param)
 	}
 	if fi, err := os.Stat(rdir); err != nil || !fi.IsDir() {
 		return "", "", userErr("%s is not a folder", output.Name(filepath.Dir(dest)))
 	}
-	inside := false
-	for _, a := range allowed {
-		ra, err := filepath.EvalSymlinks(a)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(ra, rdir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
-			inside = true
-			break
-		}
-	}
-	if !inside {
-		return "", "", userErr("destination is outside the folders files may be saved in (%s)", strings.Join(allowed, ", "))
+	if !insideAny(rdir, allowed, true) {
+		return "", "", userErr("%s is outside the folders files may be saved in (%s)", param, strings.Join(allowed, ", "))
 	}
 	path = filepath.Join(rdir, name)
 	if fi, err := os.Lstat(path); err == nil {
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return "", "", userErr("destination %s is a symbolic link; choose another file name", output.Name(dest))
+			return "", "", userErr("%s %s is a symbolic link; choose another file name", param, output.Name(dest))
 		case !fi.Mode().IsRegular():
-			return "", "", userErr("destination %s exists and is not a regular file", output.Name(dest))
+			return "", "", userErr("%s %s exists and is not a regular file", param, output.Name(dest))
 		}
 	}
 	return rdir, path, nil
+}
+
+// insideAny reports whether the resolved path p lies inside one of
+// allowed, each resolved itself; orSame accepts p being the folder itself.
+func insideAny(p string, allowed []string, orSame bool) bool {
+	for _, a := range allowed {
+		ra, err := filepath.EvalSymlinks(a)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(ra, p)
+		if err != nil || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if rel != "." || orSame {
+			return true
+		}
+	}
+	return false
 }
 
 // readAttachment reads the attachment file, at most limit bytes. The file
@@ -361,72 +379,9 @@ func readAttachment(id, filename, path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// writeAtomic writes data to path through a temporary file in dir. Without
-// overwrite it links the temporary file into place, which fails if path
-// exists, so a file that appears meanwhile is never replaced.
+// writeAtomic writes data to path under PlaceFile's rules (a temporary
+// file in dir linked into place, so an existing file is replaced only with
+// overwrite).
 func writeAtomic(dir, path string, data []byte, overwrite bool) (overwrote bool, err error) {
-	if _, err := os.Lstat(path); err == nil && !overwrite {
-		return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Name(path))
-	}
-	tmp, err := os.CreateTemp(dir, ".tidings-save-*")
-	if err != nil {
-		return false, fmt.Errorf("save attachment: %w", err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("save attachment: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("save attachment: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("save attachment: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return false, fmt.Errorf("save attachment: %w", err)
-	}
-	if !overwrite {
-		if err := os.Link(name, path); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return false, userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Name(path))
-			}
-			// No hard links on this file system: create exclusively instead.
-			return false, writeExclusive(path, data)
-		}
-		return false, nil
-	}
-	fi, statErr := os.Lstat(path)
-	if statErr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return false, userErr("destination %s is a symbolic link; choose another file name", output.Name(path))
-	}
-	if err := os.Rename(name, path); err != nil {
-		return false, fmt.Errorf("save attachment: %w", err)
-	}
-	return statErr == nil, nil
-}
-
-// writeExclusive creates path (failing if it exists) and writes data.
-func writeExclusive(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return userErr("%s already exists; pass overwrite: true to replace it, or choose another name", output.Name(path))
-	}
-	if err != nil {
-		return fmt.Errorf("save attachment: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("save attachment: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("save attachment: %w", err)
-	}
-	return f.Close()
+	return PlaceFile(dir, path, bytes.NewReader(data), overwrite)
 }
