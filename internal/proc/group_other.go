@@ -2,7 +2,10 @@
 
 package proc
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // Outside unix there are no process groups: the child alone is stopped.
 func ownGroup(*exec.Cmd) {}
@@ -10,3 +13,5 @@ func ownGroup(*exec.Cmd) {}
 func terminate(cmd *exec.Cmd) error { return cmd.Process.Kill() }
 
 func kill(*exec.Cmd) {}
+
+func interrupt(cmd *exec.Cmd) error { return cmd.Process.Signal(os.Interrupt) }

@@ -3,3 +3,5 @@
 package proc
 
 func signalIgnoreTerm() {}
+
+func recordUntilInterrupt() {}

@@ -62,3 +62,28 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
+
+// TestInterruptEndsARecorderTheOrdinaryWay: Command.Interrupt sends SIGINT
+// (not SIGTERM), the program finishes its file and exits 0, and the
+// result says it was interrupted, not timed out.
+func TestInterruptEndsARecorderTheOrdinaryWay(t *testing.T) {
+	c := helper(t, "record")
+	c.Interrupt = 50 * time.Millisecond
+	res, err := ExecRunner{}.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.TimedOut || res.ExitCode != 0 || res.Stdout != "closed" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// recordUntilInterrupt is the "record" helper: it waits for SIGINT, then
+// "closes its file" and exits 0; SIGTERM would end it with status 143.
+func recordUntilInterrupt() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT)
+	<-ch
+	os.Stdout.WriteString("closed")
+	os.Exit(0)
+}

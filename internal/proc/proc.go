@@ -41,6 +41,11 @@ type Command struct {
 	Env []string
 	// Timeout bounds the run; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Interrupt, when positive, is how long the program runs before it is
+	// asked to finish: SIGINT to its process group, the ordinary end of a
+	// recorder with no duration flag (pw-record, afrecord), which then
+	// closes its file. Timeout still bounds what follows.
+	Interrupt time.Duration
 }
 
 // DefaultTimeout bounds a Command without its own Timeout.
@@ -53,6 +58,8 @@ type Result struct {
 	Stdout, Stderr string
 	// TimedOut is true when the process was stopped because Timeout passed.
 	TimedOut bool
+	// Interrupted is true when the process got Command.Interrupt's SIGINT.
+	Interrupted bool
 }
 
 // Runner starts processes. ExecRunner is the real one; tests use a fake
@@ -108,9 +115,27 @@ func (r ExecRunner) Run(ctx context.Context, c Command) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", c.Path, err)
 	}
+	interrupted := make(chan bool, 1)
+	if c.Interrupt > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			t := time.NewTimer(c.Interrupt)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				interrupted <- interrupt(cmd) == nil
+			case <-done:
+			}
+		}()
+	}
 	waitErr := cmd.Wait()
 	kill(cmd) // whatever of the group is left (a child that ignored SIGTERM)
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), TimedOut: runCtx.Err() != nil && ctx.Err() == nil}
+	select {
+	case res.Interrupted = <-interrupted:
+	default:
+	}
 	res.Stdout, res.Stderr = readCapture(stdout), readCapture(stderr)
 	if ctx.Err() != nil {
 		return res, ctx.Err()

@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 		}
 		_ = os.WriteFile(os.Args[1], []byte(strconv.Itoa(child.Process.Pid)), 0o600)
 		time.Sleep(time.Hour)
+	case "record":
+		recordUntilInterrupt()
 	case "stubborn":
 		signalIgnoreTerm()
 		time.Sleep(time.Hour)
