@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/tidings-mcp/tidings/internal/calendar"
+	"github.com/tidings-mcp/tidings/internal/capture"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/system"
@@ -22,4 +23,5 @@ var Services = []mcpserver.ServiceFactory{
 	maps.New,
 	calendar.New,
 	calendar.NewReminders,
+	capture.New,
 }
