@@ -6,6 +6,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/system"
+	"github.com/tidings-mcp/tidings/internal/utilities"
 	"github.com/tidings-mcp/tidings/internal/weather"
 	"github.com/tidings-mcp/tidings/internal/web"
 )
@@ -24,4 +25,5 @@ var Services = []mcpserver.ServiceFactory{
 	calendar.New,
 	calendar.NewReminders,
 	capture.New,
+	utilities.New,
 }
