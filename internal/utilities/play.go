@@ -162,4 +162,3 @@ func firstLine(stderr string) string {
 	}
 	return ": " + output.Name(line)
 }
-
