@@ -5,6 +5,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/capture"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/shortcuts"
 	"github.com/tidings-mcp/tidings/internal/system"
 	"github.com/tidings-mcp/tidings/internal/utilities"
 	"github.com/tidings-mcp/tidings/internal/weather"
@@ -25,5 +26,6 @@ var Services = []mcpserver.ServiceFactory{
 	calendar.New,
 	calendar.NewReminders,
 	capture.New,
+	shortcuts.New,
 	utilities.New,
 }
