@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/tidings-mcp/tidings/internal/calendar"
 	"github.com/tidings-mcp/tidings/internal/capture"
+	"github.com/tidings-mcp/tidings/internal/location"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/shortcuts"
@@ -25,6 +26,7 @@ var Services = []mcpserver.ServiceFactory{
 	maps.New,
 	calendar.New,
 	calendar.NewReminders,
+	location.New,
 	capture.New,
 	shortcuts.New,
 	utilities.New,
