@@ -65,7 +65,7 @@ func session(t *testing.T, goos, geoURL, ipURL string, gc netguard.Config, tools
 	cfg := &config.Config{}
 	cfg.Geocoder.Kind, cfg.Geocoder.BaseURL = "nominatim", geoURL
 	cfg.LocationService.IPURL = ipURL
-	svc, err := build(&mcpserver.ServiceEnv{Config: cfg}, goos, gc)
+	svc, err := build(&mcpserver.ServiceEnv{Config: cfg}, goos, gc, &GeoClue{Address: "unix:path=/nonexistent/tidings-test-bus"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,16 +154,16 @@ func TestIPLookupGoesThroughTheSSRFGuard(t *testing.T) {
 	for _, bad := range []string{"ftp://ip.test/", "https://user:pw@ip.test/", "ip.test/json"} {
 		cfg := &config.Config{}
 		cfg.LocationService.IPURL = bad
-		if _, err := build(&mcpserver.ServiceEnv{Config: cfg}, "linux", gc); err == nil || !strings.Contains(err.Error(), "ip_url") {
+		if _, err := build(&mcpserver.ServiceEnv{Config: cfg}, "linux", gc, &GeoClue{}); err == nil || !strings.Contains(err.Error(), "ip_url") {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }
 
 // TestCurrentLocationIsAbsentWithoutASource: without ip_url, neither
-// macOS (no CoreLocation without cgo) nor Linux (no GeoClue yet) has a
-// source; the tool is not listed and get_status gives the sentence, while
-// the geocoding tools stay.
+// macOS (no CoreLocation without cgo) nor Linux without GeoClue has a
+// source (Linux: here, no bus); the tool is not listed and get_status
+// gives the sentence, while the geocoding tools stay.
 func TestCurrentLocationIsAbsentWithoutASource(t *testing.T) {
 	geoURL, gc, _ := world(t, `{}`)
 	for _, goos := range []string{"darwin", "linux"} {
@@ -182,8 +182,12 @@ func TestCurrentLocationIsAbsentWithoutASource(t *testing.T) {
 				t.Fatalf("tools: %s", got)
 			}
 			_, text, _ := mcptest.Call(t, cs, "get_status", `{}`)
-			if !strings.Contains(text, Unavailable(goos)) {
-				t.Fatalf("get_status lacks %q", Unavailable(goos))
+			want := Unavailable(goos, "no D-Bus system bus to ask GeoClue")
+			if goos == "darwin" {
+				want = Unavailable(goos, "")
+			}
+			if !strings.Contains(text, want) {
+				t.Fatalf("get_status lacks %q:\n%s", want, text)
 			}
 		})
 	}

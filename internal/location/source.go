@@ -7,9 +7,10 @@
 // Sources of location_get_current, found when the service is built:
 //   - [location] ip_url: an IP geolocation service the person chose,
 //     reached through the SSRF guard (internal/netguard);
-//   - macOS CoreLocation is not reachable from a Go binary without cgo,
-//     and Linux's GeoClue (D-Bus) is not built in yet: without ip_url the
-//     tool is absent with that sentence.
+//   - else, on Linux, GeoClue over the D-Bus system bus (geoclue.go), when
+//     the bus answers and GeoClue is on it;
+//   - macOS CoreLocation is not reachable from a Go binary without cgo:
+//     without ip_url the tool is absent there, with that sentence.
 //
 // This file does not import the MCP SDK; tools.go does.
 package location
@@ -48,15 +49,19 @@ type Source interface {
 	Endpoint() string
 }
 
-// Unavailable is the sentence for a platform without a built-in source.
-func Unavailable(goos string) string {
+// ipHint ends every sentence of a platform without a working source.
+const ipHint = ": set [location] ip_url in config.toml for an approximate position from this computer's IP address"
+
+// Unavailable is the sentence for a platform whose built-in source does
+// not work; geoclueWhy is the GeoClue probe's reason on Linux.
+func Unavailable(goos, geoclueWhy string) string {
 	switch goos {
 	case "darwin":
-		return "macOS CoreLocation is not reachable from Tidings (it needs cgo, which this build does not use): set [location] ip_url in config.toml for an approximate position from this computer's IP address"
+		return "macOS CoreLocation is not reachable from Tidings (it needs cgo, which this build does not use)" + ipHint
 	case "linux":
-		return "GeoClue over D-Bus is not supported yet: set [location] ip_url in config.toml for an approximate position from this computer's IP address"
+		return geoclueWhy + ipHint
 	}
-	return "no location source on " + goos + ": set [location] ip_url in config.toml for an approximate position from this computer's IP address"
+	return "no location source on " + goos + ipHint
 }
 
 // IPSource asks an IP geolocation service over the guarded client.

@@ -27,12 +27,13 @@ var limitSpec = coerce.IntSpec{Name: "limit", Default: 5, Min: 1, Max: geocode.M
 // (toolset location). location_get_current is absent, with the sentence,
 // when no source works here.
 func New(env *mcpserver.ServiceEnv) (mcpserver.Service, error) {
-	return build(env, runtime.GOOS, netguard.Config{})
+	return build(env, runtime.GOOS, netguard.Config{}, &GeoClue{})
 }
 
-// build is New with the platform and the guard's resolver and dialer
-// given (tests keep the network on loopback).
-func build(env *mcpserver.ServiceEnv, goos string, gc netguard.Config) (mcpserver.Service, error) {
+// build is New with the platform, the guard's resolver and dialer and the
+// GeoClue bus given (tests keep the network on loopback and run their own
+// bus).
+func build(env *mcpserver.ServiceEnv, goos string, gc netguard.Config, geoclue *GeoClue) (mcpserver.Service, error) {
 	hc := env.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: geocode.Timeout}
@@ -43,7 +44,7 @@ func build(env *mcpserver.ServiceEnv, goos string, gc netguard.Config) (mcpserve
 		return mcpserver.Service{}, err
 	}
 	var src Source
-	why := Unavailable(goos)
+	var why string
 	if raw := cfg.LocationService.IPURL; raw != "" {
 		if env.Profile != nil {
 			gc.Allow = env.Profile.WebAllowHosts
@@ -56,7 +57,15 @@ func build(env *mcpserver.ServiceEnv, goos string, gc netguard.Config) (mcpserve
 		if err != nil {
 			return mcpserver.Service{}, err
 		}
-		src, why = ip, ""
+		src = ip
+	} else if goos == "linux" {
+		if why = geoclue.Probe(context.Background()); why == "" {
+			src = geoclue
+		} else {
+			why = Unavailable(goos, why)
+		}
+	} else {
+		why = Unavailable(goos, "")
 	}
 	return Service(src, why, geo), nil
 }
@@ -94,15 +103,16 @@ func tool(name, title, desc string) mcpserver.Tool {
 }
 
 type currentOut struct {
-	Latitude  float64 `json:"latitude"`
-	Longitude float64 `json:"longitude"`
-	Place     string  `json:"place,omitempty"`
-	Source    string  `json:"source"`
+	Latitude       float64 `json:"latitude"`
+	Longitude      float64 `json:"longitude"`
+	AccuracyMeters float64 `json:"accuracy_meters,omitempty"`
+	Place          string  `json:"place,omitempty"`
+	Source         string  `json:"source"`
 }
 
 func currentTool(src Source) mcpserver.Tool {
 	return mcpserver.Define(tool("location_get_current", "Current location",
-		"This computer's approximate position (latitude, longitude, place) from the configured source; an IP lookup is city-level and reveals this computer's IP address to that service."),
+		"This computer's position (latitude, longitude, accuracy, place) from GeoClue or the configured IP lookup (city-level; that service sees this computer's IP address)."),
 		func(*mcpserver.Deps) mcp.ToolHandlerFor[struct{}, currentOut] {
 			return func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, currentOut, error) {
 				if src == nil {
@@ -112,7 +122,7 @@ func currentTool(src Source) mcpserver.Tool {
 				if err != nil {
 					return nil, currentOut{}, err
 				}
-				return nil, currentOut{Latitude: p.Latitude, Longitude: p.Longitude, Place: output.Name(p.Place), Source: p.Source}, nil
+				return nil, currentOut{Latitude: p.Latitude, Longitude: p.Longitude, AccuracyMeters: p.AccuracyMeters, Place: output.Name(p.Place), Source: p.Source}, nil
 			}
 		})
 }
