@@ -13,6 +13,7 @@ require (
 	github.com/emersion/go-webdav v0.6.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gen2brain/heic v0.4.5
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/google/jsonschema-go v0.4.3
 	github.com/mattn/go-isatty v0.0.24
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -3,10 +3,14 @@ package app
 import (
 	"github.com/tidings-mcp/tidings/internal/addressbook"
 	"github.com/tidings-mcp/tidings/internal/calendar"
+	"github.com/tidings-mcp/tidings/internal/capture"
+	"github.com/tidings-mcp/tidings/internal/location"
 	"github.com/tidings-mcp/tidings/internal/mail"
 	"github.com/tidings-mcp/tidings/internal/maps"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/shortcuts"
 	"github.com/tidings-mcp/tidings/internal/system"
+	"github.com/tidings-mcp/tidings/internal/utilities"
 	"github.com/tidings-mcp/tidings/internal/weather"
 	"github.com/tidings-mcp/tidings/internal/web"
 )
@@ -26,4 +30,8 @@ var Services = []mcpserver.ServiceFactory{
 	calendar.NewReminders,
 	addressbook.New,
 	mail.New,
+	location.New,
+	capture.New,
+	shortcuts.New,
+	utilities.New,
 }

@@ -94,6 +94,9 @@ type Config struct {
 	Geocoder Geocoder `toml:"geocoder"`
 	Weather  Weather  `toml:"weather"`
 	Maps     Maps     `toml:"maps"`
+	// LocationService is [location] (internal/location): where
+	// location_get_current may ask for the position.
+	LocationService LocationService `toml:"location"`
 	// AllowExternal = false stops every configured endpoint that receives
 	// message text (the http embedder, the dossier summary endpoint;
 	// loopback counts) and every open-world tool; a profile's
@@ -169,6 +172,12 @@ type Weather struct {
 type Maps struct {
 	Provider string `toml:"provider" env:"TIDINGS_MAPS_PROVIDER" usage:"maps links: apple or openstreetmap (default: apple on macOS, else openstreetmap)"`
 	BaseURL  string `toml:"base_url" env:"TIDINGS_MAPS_URL" usage:"https base URL of the maps site (default: the provider's)"`
+}
+
+// LocationService configures location_get_current's optional IP lookup
+// (docs/configuration.md, "[location]").
+type LocationService struct {
+	IPURL string `toml:"ip_url" env:"TIDINGS_LOCATION_IP_URL" usage:"http(s) URL of an IP geolocation service answering JSON with latitude and longitude, for location_get_current (empty = none; reached through the SSRF guard)"`
 }
 
 // FileName is the config file's name inside Home.

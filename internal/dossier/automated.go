@@ -29,7 +29,10 @@ func (d *Dossier) machine(m *Message) bool {
 	if m.FromMe || !triage.TemplateText(m.Text) {
 		return false
 	}
-	return businessCard(d.Subject) || tollFree(m.Sender) || signedBy(m.Text, d.Subject)
+	// A "Name: …" prefix alone is no proof: a person may write "Jamie Lee:
+	// draft attached". Signed with the card's own name, the text must also
+	// carry an automated sender's strong marks.
+	return businessCard(d.Subject) || tollFree(m.Sender) || (signedBy(m.Text, d.Subject) && triage.AutomatedText(m.Text))
 }
 
 // businessCard reports whether a card names a business and no person: the

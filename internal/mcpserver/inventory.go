@@ -125,6 +125,10 @@ type Tool struct {
 	// WritesFiles marks a tool that writes files; it is registered only
 	// when the profile names folders it may write to (file_dirs).
 	WritesFiles bool
+	// ReadsFiles marks a tool that reads the person's files for a caller
+	// (utilities_play_sound); like WritesFiles it is registered only when
+	// the profile names the folders it may read from (file_dirs).
+	ReadsFiles bool
 	// Bridged marks a service tool that reads what the bridge helper owns
 	// (a service's sync, its secrets, the macOS stores). In `serve
 	// --bridge` (Deps.BridgeCall set) the server registers the same

@@ -25,7 +25,8 @@ import (
 //  5. Profile: allowed_tools, then access = "read" (drops write tools), then
 //     allow_external = false (drops open-world tools; config.toml's
 //     allow_external = false does the same, see DenyExternal), then
-//     file_dirs (a file-writing tool needs at least one folder).
+//     file_dirs (a tool that writes or reads the person's files needs at
+//     least one folder).
 //
 // Every filter can only remove tools; none can add one back. A tool that
 // is open world only through a configured endpoint (Tool.OpenWorldVia) is
@@ -158,6 +159,9 @@ func excluded(t Tool, f Filters) string {
 	}
 	if t.WritesFiles && (f.Profile == nil || len(f.Profile.FileDirs) == 0) {
 		return "no file_dirs: a profile must name the folders this tool may write into"
+	}
+	if t.ReadsFiles && (f.Profile == nil || len(f.Profile.FileDirs) == 0) {
+		return "no file_dirs: a profile must name the folders this tool may read from"
 	}
 	return ""
 }

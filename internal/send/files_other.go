@@ -10,6 +10,9 @@ import (
 // oNoFollow is not available here; paths are checked with Lstat instead.
 const oNoFollow = 0
 
+// oNonBlock: see files_unix.go.
+const oNonBlock = 0
+
 func ownedByUs(fs.FileInfo) bool { return true }
 
 // lockFile has no cross-process lock on this platform; the in-process lock

@@ -11,6 +11,10 @@ import (
 // oNoFollow makes an open fail when the last path element is a symlink.
 const oNoFollow = syscall.O_NOFOLLOW
 
+// oNonBlock keeps an open for reading from waiting on a FIFO (a FIFO then
+// fails the regular-file check instead of holding the send).
+const oNonBlock = syscall.O_NONBLOCK
+
 // ownedByUs reports whether fi belongs to the effective user.
 func ownedByUs(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -75,7 +75,7 @@ func checkImage(p string, dirs []string) (*Image, error) {
 	if !inside {
 		return nil, bad("the file is outside the folders this profile allows (file_dirs)")
 	}
-	f, err := os.OpenFile(resolved, os.O_RDONLY|oNoFollow, 0)
+	f, err := os.OpenFile(resolved, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		return nil, bad("the file cannot be opened")
 	}
@@ -157,7 +157,7 @@ func stageImage(img *Image, dir string) (string, error) {
 	if err := privateDir(dir); err != nil {
 		return "", err
 	}
-	src, err := os.OpenFile(img.Path, os.O_RDONLY|oNoFollow, 0)
+	src, err := os.OpenFile(img.Path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		return "", fmt.Errorf("open image: %w", err)
 	}

@@ -13,6 +13,11 @@ func TemplateText(text string) bool {
 	return f.strongAuto || f.brand
 }
 
+// AutomatedText reports whether text carries the strong marks of an
+// automated sender (opt-out lines, codes, links to a service), not only
+// a brand-like "Name: ..." prefix, which a person may write too.
+func AutomatedText(text string) bool { return analyze(text).strongAuto }
+
 // MachineHandle reports whether a handle can only be a machine's: an SMS
 // short code, an alphanumeric sender id or a no-reply address.
 func MachineHandle(handle, region string) bool {

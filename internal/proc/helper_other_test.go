@@ -1,0 +1,7 @@
+//go:build !unix
+
+package proc
+
+func signalIgnoreTerm() {}
+
+func recordUntilInterrupt() {}
