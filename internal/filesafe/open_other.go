@@ -17,5 +17,3 @@ func openNoFollow(path string) (*os.File, error) {
 }
 
 var errSymlink = &fs.PathError{Op: "open", Err: fs.ErrInvalid}
-
-func errLink(err error) bool { return err == errSymlink }

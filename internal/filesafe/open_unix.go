@@ -3,7 +3,6 @@
 package filesafe
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -13,6 +12,3 @@ import (
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
-
-// errLink reports whether err is openNoFollow's refusal of a link.
-func errLink(err error) bool { return errors.Is(err, syscall.ELOOP) }
