@@ -75,15 +75,19 @@ func TestCheckIsBoundedAndPlatformAware(t *testing.T) {
 		name string
 		goos string
 		p    Prober
+		wait time.Duration
 		want State
 	}{
-		{"linux", "linux", fakeProber{state: Granted}, NotApplicable},
-		{"linux without prober", "linux", nil, NotApplicable},
-		{"macOS answered", "darwin", fakeProber{state: Denied}, Denied},
-		{"macOS blocked probe", "darwin", fakeProber{block: make(chan struct{})}, CheckBlocked},
+		// An answering probe gets a wait no loaded machine overruns (a 1 ms
+		// wait lost the race under load); the blocked one never answers, so
+		// a short wait proves the bound.
+		{"linux", "linux", fakeProber{state: Granted}, time.Minute, NotApplicable},
+		{"linux without prober", "linux", nil, time.Minute, NotApplicable},
+		{"macOS answered", "darwin", fakeProber{state: Denied}, time.Minute, Denied},
+		{"macOS blocked probe", "darwin", fakeProber{block: make(chan struct{})}, time.Millisecond, CheckBlocked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Check(context.Background(), tc.goos, needs, tc.p, time.Millisecond)
+			got := Check(context.Background(), tc.goos, needs, tc.p, tc.wait)
 			if len(got) != 1 || got[0].State != tc.want || got[0].Grant != Automation {
 				t.Fatalf("got %+v, want state %s", got, tc.want)
 			}
