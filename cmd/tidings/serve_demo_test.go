@@ -285,3 +285,23 @@ func TestServeDemoProcess(t *testing.T) {
 		t.Errorf("demo data not in the default TIDINGS_HOME: %v", err)
 	}
 }
+
+// TestServeDemoSearchesMail: `serve --demo` registers mail_search and
+// syncs the demo Maildir into the demo index on start (docs/index.md,
+// "When mail is synced"), so a first search finds a demo mail.
+func TestServeDemoSearchesMail(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "tidings")
+	c := startClient(t, map[string]string{"HOME": root, "TIDINGS_HOME": home}, "--demo")
+	if !hasAll(c.toolNames(), "mail_search") {
+		t.Fatalf("mail_search is not registered in demo mode: %v", c.toolNames())
+	}
+	r := c.waitFor("mail_search", map[string]any{"query": "invoice"}, func(r callResult) bool {
+		hits, _ := r.Out["hits"].([]any)
+		return !r.IsErr && len(hits) > 0
+	})
+	hit := r.Out["hits"].([]any)[0].(map[string]any)
+	if hit["subject"] != "Invoice attached" || hit["account"] != "Demo" {
+		t.Fatalf("first hit %v, want the demo invoice mail", hit)
+	}
+}
