@@ -322,7 +322,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	mailRes, err := syncMailOnce(ctx, cfg, ix, m.Stderr, logger)
+	mailRes, err := syncMailOnce(ctx, cfg, ix, progress, logger)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 }
 
 // syncMailOnce syncs every [[mail.accounts]] backend into ix once, with
-// first-sync progress on progress (`tidings index`). A failing account is
+// first-sync progress on progress when it is a terminal (`tidings index`). A failing account is
 // a logged warning and a failed Result; the others still sync.
 func syncMailOnce(ctx context.Context, cfg *config.Config, ix *index.Index, progress io.Writer, logger *slog.Logger) ([]mailindex.Result, error) {
 	accts, err := mailindex.NewAccounts(cfg, ix, cfg.Now, mailindex.Options{Progress: mailindex.ProgressLine(progress)})
