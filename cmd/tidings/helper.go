@@ -19,6 +19,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/mail/mailindex"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/policy"
 	"github.com/tidings-mcp/tidings/internal/send"
@@ -97,7 +98,7 @@ func runHelper(ctx context.Context, m *Main, args []string) error {
 	}
 	h := &helperData{cfg: cfg, dir: dir, logger: logger, getenv: m.Getenv, watch: *watch, index: helperIndexPath(*indexFlag, dir, m.Getenv),
 		readyWait: helperReadyWait}
-	tools, err := helperTools(ctx, cfg, logger)
+	tools, err := helperTools(ctx, cfg, logger, h.currentIndex)
 	if err != nil {
 		return err
 	}
@@ -175,8 +176,10 @@ type helperData struct {
 // (app.BuildServices, app.NewServiceEnv) and an in-process MCP server of
 // their Bridged tools, which the helper's 1.3 actions of the same names
 // call: serve --bridge and serve in-process run one code path.
-func helperTools(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*mcpserver.BridgedServer, error) {
-	svcs, err := app.BuildServices(app.NewServiceEnv(cfg, logger, nil), app.Services)
+func helperTools(ctx context.Context, cfg *config.Config, logger *slog.Logger, ix func(context.Context) (*index.Index, error)) (*mcpserver.BridgedServer, error) {
+	env := app.NewServiceEnv(cfg, logger, nil)
+	env.Index = ix // mail_search reads the helper's index (mail is synced into it)
+	svcs, err := app.BuildServices(env, app.Services)
 	if err != nil {
 		return nil, err
 	}
@@ -305,11 +308,34 @@ func openHostData(ctx context.Context, h *helperData, store *policy.Store) (brid
 	// Sync in the background: a data request waits for it at most
 	// readyWait and is otherwise told how far it got (helper_build.go).
 	// With --watch the index's watcher takes over once it has synced.
+	accts, err := mailindex.NewAccounts(cfg, ix, cfg.Now, mailindex.Options{})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, accts.Close)
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var watchers sync.WaitGroup
 	var watchOnce sync.Once
 	syncAll := syncIndex(ix, srcs)
 	build := newIndexBuild(bctx, h.logger, func(ctx context.Context, p *buildProgress) error {
+		if accts.Len() > 0 {
+			// Mail syncs beside the messages, as in serve (keepMailSynced):
+			// once per run, every mailSyncEvery with --watch.
+			watchers.Add(1)
+			go func() {
+				defer watchers.Done()
+				if h.watch {
+					keepMailSynced(ctx, accts, h.logger)
+					return
+				}
+				for _, r := range accts.Run(ctx) {
+					if r.Err != nil && ctx.Err() == nil {
+						h.logger.Warn("mail sync failed", "account", r.Account, "err", r.Err)
+					}
+				}
+			}()
+		}
 		if len(srcs) == 0 {
 			return nil
 		}
@@ -466,6 +492,16 @@ func (h *helperData) indexStatus(ctx context.Context) mcpserver.IndexStatus {
 		}
 	}
 	return st
+}
+
+// currentIndex is the helper's index once a host request opened it.
+func (h *helperData) currentIndex(context.Context) (*index.Index, error) {
+	h.buildMu.Lock()
+	defer h.buildMu.Unlock()
+	if h.ix == nil {
+		return nil, errors.New("the helper has not opened its index yet: ask again once a message tool has answered")
+	}
+	return h.ix, nil
 }
 
 func (h *helperData) setIndex(b *indexBuild, ix *index.Index) {

@@ -20,7 +20,9 @@ import (
 	"github.com/tidings-mcp/tidings/internal/imessage"
 	"github.com/tidings-mcp/tidings/internal/imessage/imessageindex"
 	"github.com/tidings-mcp/tidings/internal/index"
+	"github.com/tidings-mcp/tidings/internal/mail/mailindex"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
+	"github.com/tidings-mcp/tidings/internal/output"
 )
 
 func init() {
@@ -298,8 +300,8 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer closeSrcs()
-	if len(srcs) == 0 && len(cfg.Contacts) == 0 {
-		return usageError{"nothing to index: pass --imessage PATH (chat.db), --ios-backup DIR or --android-xml FILE, or set them in config.toml"}
+	if len(srcs) == 0 && len(cfg.Contacts) == 0 && len(cfg.Mail.Accounts) == 0 {
+		return usageError{"nothing to index: pass --imessage PATH (chat.db), --ios-backup DIR or --android-xml FILE, or set them (or [[mail.accounts]]) in config.toml"}
 	}
 	ix, err := openIndex(ctx, cfg, m.Getenv, logger, false)
 	if err != nil {
@@ -317,6 +319,10 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		progress = m.Stderr
 	}
 	rep, err := ix.Sync(ctx, index.SyncOptions{Progress: progress, Embed: !*noEmbed}, srcs...)
+	if err != nil {
+		return err
+	}
+	mailRes, err := syncMailOnce(ctx, cfg, ix, progress, logger)
 	if err != nil {
 		return err
 	}
@@ -353,6 +359,17 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		}
 		fmt.Fprintln(m.Stdout)
 	}
+	for _, r := range mailRes {
+		if r.Err != nil {
+			fmt.Fprintf(m.Stdout, "mail %s: sync failed: %s\n", output.Name(r.Account), output.Name(r.Err.Error()))
+			continue
+		}
+		fmt.Fprintf(m.Stdout, "mail %s: %d new, %d flag changes, %d deleted", output.Name(r.Account), r.Stats.New, r.Stats.Flags, r.Stats.Deleted)
+		if r.Stats.Blocked > 0 {
+			fmt.Fprintf(m.Stdout, "; read policy: %d mails skipped", r.Stats.Blocked)
+		}
+		fmt.Fprintln(m.Stdout)
+	}
 	fmt.Fprintf(m.Stdout, "index: %d messages in %d conversations, %.1f MB at %s (took %s)\n", st.Messages, st.Conversations,
 		float64(st.SizeBytes)/(1<<20), st.Path, rep.Duration.Round(time.Millisecond))
 	switch {
@@ -364,6 +381,24 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stdout, "semantic search: not ready (%d of %d messages embedded)\n", st.Vectors.Vectors, st.Vectors.Searchable)
 	}
 	return nil
+}
+
+// syncMailOnce syncs every [[mail.accounts]] backend into ix once, with
+// first-sync progress on progress when it is a terminal (`tidings index`). A failing account is
+// a logged warning and a failed Result; the others still sync.
+func syncMailOnce(ctx context.Context, cfg *config.Config, ix *index.Index, progress io.Writer, logger *slog.Logger) ([]mailindex.Result, error) {
+	accts, err := mailindex.NewAccounts(cfg, ix, cfg.Now, mailindex.Options{Progress: mailindex.ProgressLine(progress)})
+	if err != nil {
+		return nil, err
+	}
+	defer accts.Close()
+	res := accts.Run(ctx)
+	for _, r := range res {
+		if r.Err != nil {
+			logger.Warn("mail sync failed", "account", r.Account, "err", r.Err)
+		}
+	}
+	return res, ctx.Err()
 }
 
 // serveIndex opens the index for `tidings serve`, reports its status in
@@ -381,7 +416,7 @@ func serveIndex(ctx context.Context, env *ServeEnv) error {
 			env.Deps.Sources = unreadableSources(cfg, se)
 		}
 	}
-	if _, statErr := os.Stat(indexPath(cfg)); len(srcs) == 0 && statErr != nil {
+	if _, statErr := os.Stat(indexPath(cfg)); len(srcs) == 0 && statErr != nil && len(cfg.Mail.Accounts) == 0 {
 		closeSrcs()
 		return nil // nothing to serve from yet
 	}
@@ -390,7 +425,14 @@ func serveIndex(ctx context.Context, env *ServeEnv) error {
 		closeSrcs()
 		return err
 	}
-	env.Deps.Index = indexStatus{ix: ix, watching: len(srcs) > 0}
+	env.Index = ix
+	accts, err := mailindex.NewAccounts(cfg, ix, cfg.Now, mailindex.Options{})
+	if err != nil {
+		ix.Close()
+		closeSrcs()
+		return err
+	}
+	env.Deps.Index = indexStatus{ix: ix, watching: len(srcs) > 0, mail: accts}
 	if env.Deps.DataSet.Kind == "personal" {
 		if st, err := ix.Status(ctx); err == nil && st.Messages > 0 {
 			env.Deps.DataSet = mcpserver.DataSet{Kind: "personal"}
@@ -407,19 +449,57 @@ func serveIndex(ctx context.Context, env *ServeEnv) error {
 			}
 		}()
 	}
+	if accts.Len() > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keepMailSynced(wctx, accts, env.Logger)
+		}()
+	}
 	env.OnClose = append(env.OnClose, func() {
 		cancel()
 		wg.Wait()
+		accts.Close()
 		ix.Close()
 		closeSrcs()
 	})
 	return nil
 }
 
+// mailSyncEvery is how often serve syncs the mail accounts after the sync
+// on start (docs/index.md, "When mail is synced"). IMAP has no cheap
+// change notification shared by every server; a few minutes bounds both
+// the staleness and the load on the server.
+const mailSyncEvery = 5 * time.Minute
+
+// keepMailSynced syncs every mail account now and then every
+// mailSyncEvery until ctx ends. A failing account is a logged warning
+// (and a get_status note), never the end of the loop.
+func keepMailSynced(ctx context.Context, accts *mailindex.Accounts, logger *slog.Logger) {
+	t := time.NewTicker(mailSyncEvery)
+	defer t.Stop()
+	for {
+		for _, r := range accts.Run(ctx) {
+			switch {
+			case r.Err != nil && ctx.Err() == nil:
+				logger.Warn("mail sync failed", "account", r.Account, "err", r.Err)
+			case r.Err == nil && (r.Stats.New > 0 || r.Stats.Deleted > 0 || r.Stats.Flags > 0):
+				logger.Info("mail synced", "account", r.Account, "new", r.Stats.New, "flags", r.Stats.Flags, "deleted", r.Stats.Deleted)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // indexStatus adapts the index to get_status.
 type indexStatus struct {
 	ix       *index.Index
 	watching bool
+	mail     *mailindex.Accounts // nil: no mail synced in this process
 }
 
 func (s indexStatus) IndexStatus(ctx context.Context) (mcpserver.IndexStatus, error) {
@@ -444,8 +524,13 @@ func (s indexStatus) IndexStatus(ctx context.Context) (mcpserver.IndexStatus, er
 	case !st.Vectors.Ready:
 		out.Note = fmt.Sprintf("semantic search not ready: %d of %d messages embedded; searches use full text meanwhile", st.Vectors.Vectors, st.Vectors.Searchable)
 	}
-	if !s.watching {
+	if !s.watching && (s.mail == nil || s.mail.Len() == 0) {
 		out.Note = joinNote(out.Note, "no source is watched in this process, so the index does not update itself")
+	}
+	if s.mail != nil {
+		for _, f := range s.mail.Failed() {
+			out.Note = joinNote(out.Note, "mail sync failed for account "+output.Name(f))
+		}
 	}
 	return out, nil
 }

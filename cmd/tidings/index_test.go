@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/tidings-mcp/tidings/internal/imessage/schemas"
 
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/mail"
 	"github.com/tidings-mcp/tidings/internal/service"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
@@ -162,5 +164,36 @@ func TestIndexAndroidExport(t *testing.T) {
 	}
 	if len(res.Hits) != 1 || res.Hits[0].Sender != "Ana Lima" || !strings.HasPrefix(res.Hits[0].Conversation.ID, "android:") {
 		t.Fatalf("android hit: %+v", res.Hits)
+	}
+}
+
+// TestIndexSyncsMailAccounts: `tidings index` with only a
+// [[mail.accounts]] entry syncs it into the index, one line per account,
+// and a second run finds nothing new (docs/index.md, "When mail is
+// synced").
+func TestIndexSyncsMailAccounts(t *testing.T) {
+	env := map[string]string{"TIDINGS_NOW": anchorRFC3339}
+	m, out, errb := testMain(t, env)
+	home := m.Getenv("TIDINGS_HOME")
+	md, err := mail.WriteDemo(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf("[[mail.accounts]]\nname = \"Local\"\nmaildir = %q\nfrom = [\"me@example.com\"]\n", md)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, want := range []string{"mail Local: 13 new, 0 flag changes, 0 deleted", "mail Local: 0 new, 0 flag changes, 0 deleted"} {
+		out.Reset()
+		if err := m.Run(ctx, []string{"index"}); err != nil {
+			t.Fatalf("index: %v\n%s", err, errb)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("index output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/imessage/demo"
+	"github.com/tidings-mcp/tidings/internal/mail"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
 
@@ -284,4 +286,61 @@ func TestServeDemoProcess(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".local", "share", "tidings", "demo", "chat.db")); err != nil {
 		t.Errorf("demo data not in the default TIDINGS_HOME: %v", err)
 	}
+}
+
+// TestServeDemoSearchesMail: `serve --demo` registers mail_search and
+// syncs the demo Maildir into the demo index on start (docs/index.md,
+// "When mail is synced"), so a first search finds a demo mail.
+func TestServeDemoSearchesMail(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "tidings")
+	c := startClient(t, map[string]string{"HOME": root, "TIDINGS_HOME": home}, "--demo")
+	if !hasAll(c.toolNames(), "mail_search") {
+		t.Fatalf("mail_search is not registered in demo mode: %v", c.toolNames())
+	}
+	r := c.waitFor("mail_search", map[string]any{"query": "invoice"}, func(r callResult) bool {
+		hits, _ := r.Out["hits"].([]any)
+		return !r.IsErr && len(hits) > 0
+	})
+	hit := r.Out["hits"].([]any)[0].(map[string]any)
+	if hit["subject"] != "Invoice attached" || hit["account"] != "Demo" {
+		t.Fatalf("first hit %v, want the demo invoice mail", hit)
+	}
+}
+
+// TestServeMailSyncFailureIsAStatusNote: an account whose server cannot
+// be reached does not stop serve; the other account still syncs, and
+// get_status names the failed one in the index note (docs/index.md,
+// "When mail is synced").
+func TestServeMailSyncFailureIsAStatusNote(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "tidings")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	md, err := mail.WriteDemo(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port nothing listens on once closed
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	conf := fmt.Sprintf("[[mail.accounts]]\nname = \"Down\"\nimap = \"imap://%s\"\nusername = \"me\"\npassword_env = \"TIDINGS_TEST_PW\"\n\n"+
+		"[[mail.accounts]]\nname = \"Local\"\nmaildir = %q\nfrom = [\"me@example.com\"]\n", addr, md)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startClient(t, map[string]string{"HOME": root, "TIDINGS_HOME": home, "TIDINGS_TEST_PW": "pw"})
+	c.waitFor("mail_search", map[string]any{"query": "invoice"}, func(r callResult) bool {
+		hits, _ := r.Out["hits"].([]any)
+		return !r.IsErr && len(hits) > 0 && hits[0].(map[string]any)["subject"] == "Invoice attached"
+	})
+	c.waitFor("get_status", nil, func(r callResult) bool {
+		ix, _ := r.Out["index"].(map[string]any)
+		note, _ := ix["note"].(string)
+		return strings.Contains(note, "mail sync failed for account Down")
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/service"
 )
@@ -32,6 +33,9 @@ type Graph struct {
 	// Endpoints are the configured endpoints that receive message text
 	// (Options.Endpoints); Filters resolves OpenWorldVia hints with them.
 	Endpoints []mcpserver.Endpoint
+	// Index is the index a step opened (serve's index step), or nil; the
+	// services reach it through ServiceEnv.Index.
+	Index *index.Index
 	// OnClose functions run in reverse order on Close.
 	OnClose []func()
 }
@@ -121,6 +125,9 @@ func Build(ctx context.Context, o Options) (_ *Graph, err error) {
 	env := NewServiceEnv(g.Config, logger, g.Deps.Profile) // after the steps: demo mode points the config at its data
 	env.HTTP = o.HTTP
 	env.Bridge = g.Config.Bridge != ""
+	if ix := g.Index; ix != nil {
+		env.Index = func(context.Context) (*index.Index, error) { return ix, nil }
+	}
 	if g.Services, err = BuildServices(env, o.Services); err != nil {
 		return nil, err
 	}

@@ -25,6 +25,15 @@ import (
 // (./scripts/system-packages installs dovecot-imapd).
 func startDovecot(t *testing.T) *IMAP {
 	t.Helper()
+	b, _ := startDovecotDir(t)
+	return b
+}
+
+// startDovecotDir is startDovecot that also returns the user's Maildir
+// on disk (a test deletes a message file to expunge it as another client
+// would).
+func startDovecotDir(t *testing.T) (*IMAP, string) {
+	t.Helper()
 	bin, err := exec.LookPath("dovecot")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/dovecot"); serr == nil {
@@ -161,7 +170,7 @@ namespace inbox {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return b
+	return b, mail
 }
 
 func TestDovecotKeepsTheBackendContract(t *testing.T) {

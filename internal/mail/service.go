@@ -108,6 +108,9 @@ func New(env *mcpserver.ServiceEnv) (mcpserver.Service, error) {
 		return mcpserver.Service{}, err
 	}
 	svc := Service(st)
+	// mail_search reads the index mail is synced into (serve's, or the
+	// helper's in bridge mode, where the helper answers it).
+	svc.Tools = append(svc.Tools, SearchTool(SearchOptions{Index: env.Index, Location: cfg.Location()}))
 	if len(st.Backends) == 0 {
 		svc.Unavailable = "no [[mail.accounts]] with imap or maildir in config.toml"
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidings-mcp/tidings/internal/config"
+	"github.com/tidings-mcp/tidings/internal/index"
 )
 
 // Service is one service of seed 002 as the server sees it: its tools, why
@@ -82,6 +83,12 @@ type ServiceEnv struct {
 	// service's Bridged tools, so the constructor opens none of their
 	// stores and reads none of their secrets (docs/bridge.md).
 	Bridge bool
+	// Index returns the message index this process serves from (mail is
+	// synced into it, docs/index.md "Mail"); nil means this process has
+	// none (bridge mode: the helper answers the tools that read it). Call
+	// it from handlers: the helper opens its index after the services
+	// are built.
+	Index func(ctx context.Context) (*index.Index, error)
 }
 
 // ServiceFactory builds a service. An error stops the server with that

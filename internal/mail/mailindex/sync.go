@@ -41,7 +41,7 @@ type Options struct {
 	// username): they are not correspondents for the read policy.
 	Own []string
 	// Body turns raw bytes into text and attachment names; nil uses
-	// DefaultBody.
+	// MIMEBody.
 	Body BodyFunc
 	// MaxRaw bounds the bytes of one message fetched (default 8 MiB; a
 	// longer message is indexed from its first MaxRaw bytes).
@@ -75,7 +75,7 @@ type Stats struct {
 
 func (o *Options) defaults() {
 	if o.Body == nil {
-		o.Body = DefaultBody
+		o.Body = MIMEBody
 	}
 	if o.MaxRaw <= 0 {
 		o.MaxRaw = 8 << 20
