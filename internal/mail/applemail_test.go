@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidings-mcp/tidings/internal/config"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
 	"github.com/tidings-mcp/tidings/internal/testclock"
 )
@@ -512,5 +513,24 @@ func TestMailToolsReadMailAppsStoreThroughAnMCPClient(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestStoreFromConfigReadsAMailAppAccountAndPrefersIMAPForWrites(t *testing.T) {
+	root := appleStore(t, "")
+	cfg := &config.Config{Home: t.TempDir()}
+	cfg.Mail.Accounts = []config.MailAccount{
+		{Name: "mac", AppleMail: root, AppleMailAccount: appleAcct, From: []string{"Me@Example.com"}},
+		{Name: "both", IMAP: "imaps://imap.example.org", Username: "me@example.org", PasswordEnv: "PW", AppleMail: root, AppleMailAccount: appleAcct},
+	}
+	st, err := StoreFromConfig(cfg, testclock.Anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Backends) != 2 || st.Backends[0].Kind() != "applemail" || st.Accounts[0].Kind != "applemail" || st.Backends[1].Kind() != "imap" {
+		t.Fatalf("backends = %v, accounts = %+v", st.Backends, st.Accounts)
+	}
+	if mbs, err := st.Backends[0].Mailboxes(context.Background()); err != nil || len(mbs) != 3 {
+		t.Fatalf("mailboxes = %v, %v", mbs, err)
 	}
 }
