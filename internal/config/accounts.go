@@ -40,6 +40,11 @@ type MailAccount struct {
 	From []string `toml:"from"`
 	// Maildir is a local Maildir folder read instead of (or besides) IMAP.
 	Maildir string `toml:"maildir"`
+	// AppleMail is Mail.app's store folder on a Mac (~/Library/Mail/V10)
+	// and AppleMailAccount the account's folder name there; read without
+	// credentials, never written (docs/configuration.md "Accounts").
+	AppleMail        string `toml:"applemail"`
+	AppleMailAccount string `toml:"applemail_account"`
 	// CAFile is an absolute path to PEM CA certificates trusted instead of
 	// the system's for this account's servers.
 	CAFile string `toml:"ca_file"`
@@ -220,8 +225,8 @@ func (s *nameSet) check(service, kind string, i int, name string) (string, error
 }
 
 func checkMail(id string, a MailAccount) error {
-	if a.IMAP == "" && a.SMTP == "" && a.Maildir == "" {
-		return fmt.Errorf("%s: set imap, smtp or maildir", id)
+	if a.IMAP == "" && a.SMTP == "" && a.Maildir == "" && a.AppleMail == "" {
+		return fmt.Errorf("%s: set imap, smtp, maildir or applemail", id)
 	}
 	if a.IMAP != "" {
 		if _, err := account.ParseEndpoint(a.IMAP, account.IMAP); err != nil {
@@ -240,6 +245,18 @@ func checkMail(id string, a MailAccount) error {
 	}
 	if a.Maildir != "" && !filepath.IsAbs(a.Maildir) {
 		return fmt.Errorf("%s: maildir %q must be an absolute path", id, a.Maildir)
+	}
+	if a.Maildir != "" && a.AppleMail != "" {
+		return fmt.Errorf("%s: set maildir or applemail, not both", id)
+	}
+	if a.AppleMail != "" && !filepath.IsAbs(a.AppleMail) {
+		return fmt.Errorf("%s: applemail %q must be an absolute path such as /Users/me/Library/Mail/V10", id, a.AppleMail)
+	}
+	if (a.AppleMail != "") != (a.AppleMailAccount != "") {
+		return fmt.Errorf("%s: applemail and applemail_account go together (the account's folder name inside the applemail folder)", id)
+	}
+	if s := a.AppleMailAccount; s != "" && (s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00")) {
+		return fmt.Errorf("%s: applemail_account %q must be a folder name inside the applemail folder", id, s)
 	}
 	for _, f := range a.From {
 		if addr, err := mail.ParseAddress(f); err != nil || addr.Address != f {

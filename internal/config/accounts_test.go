@@ -34,6 +34,11 @@ username = "me@gmail.com"
 auth = "xoauth2"
 password_env = "GMAIL_TOKEN"
 
+[[mail.accounts]]
+name = "mac"
+applemail = "/Users/me/Library/Mail/V10"
+applemail_account = "6A1F3C2E-0B7D-4E59-9C1A-2F8E5D4B3A21"
+
 [[calendar.accounts]]
 name = "home"
 url = "https://dav.example.org/calendars/me/"
@@ -64,6 +69,7 @@ func TestAccountTablesParseFromTheFile(t *testing.T) {
 			PasswordCmd: []string{"pass", "show", "mail/work"}, From: []string{"me@example.org", "team@example.org"}, CAFile: "/etc/ssl/work-ca.pem"},
 		{Name: "Archive", Maildir: "/home/me/Maildir"},
 		{Name: "gmail", IMAP: "imaps://imap.gmail.com", Username: "me@gmail.com", Auth: "xoauth2", PasswordEnv: "GMAIL_TOKEN"},
+		{Name: "mac", AppleMail: "/Users/me/Library/Mail/V10", AppleMailAccount: "6A1F3C2E-0B7D-4E59-9C1A-2F8E5D4B3A21"},
 	}
 	if !reflect.DeepEqual(c.Mail.Accounts, want) {
 		t.Errorf("mail accounts:\n got %+v\nwant %+v", c.Mail.Accounts, want)
@@ -154,7 +160,13 @@ func TestBadAccountsAreRefusedNamingTheAccount(t *testing.T) {
 		{"empty password_cmd", "[[mail.accounts]]\nname = \"a\"\nimap = \"imaps://m.example.org\"\nusername = \"u\"\npassword_cmd = []\n",
 			`mail account "a": password_cmd is empty`},
 		{"auth values", "[[mail.accounts]]\nname = \"a\"\n" + okIMAP + "auth = \"oauth\"\n", `mail account "a": auth "oauth": want "password" or "xoauth2"`},
-		{"nothing to reach", "[[mail.accounts]]\nname = \"a\"\n", `mail account "a": set imap, smtp or maildir`},
+		{"nothing to reach", "[[mail.accounts]]\nname = \"a\"\n", `mail account "a": set imap, smtp, maildir or applemail`},
+		{"relative applemail", "[[mail.accounts]]\nname = \"a\"\napplemail = \"Library/Mail/V10\"\napplemail_account = \"X\"\n", `mail account "a": applemail "Library/Mail/V10" must be an absolute path`},
+		{"applemail without its account", "[[mail.accounts]]\nname = \"a\"\napplemail = \"/Users/me/Library/Mail/V10\"\n", `mail account "a": applemail and applemail_account go together`},
+		{"applemail account alone", "[[mail.accounts]]\nname = \"a\"\nimap = \"imaps://m.example.org\"\nusername = \"u\"\npassword_env = \"PW\"\napplemail_account = \"X\"\n", `mail account "a": applemail and applemail_account go together`},
+		{"applemail account climbing out", "[[mail.accounts]]\nname = \"a\"\napplemail = \"/V10\"\napplemail_account = \"..\"\n", `applemail_account ".." must be a folder name`},
+		{"applemail account with a slash", "[[mail.accounts]]\nname = \"a\"\napplemail = \"/V10\"\napplemail_account = \"a/b\"\n", `applemail_account "a/b" must be a folder name`},
+		{"maildir and applemail", "[[mail.accounts]]\nname = \"a\"\nmaildir = \"/m\"\napplemail = \"/V10\"\napplemail_account = \"X\"\n", `mail account "a": set maildir or applemail, not both`},
 		{"plain imap off loopback", "[[mail.accounts]]\nname = \"a\"\nimap = \"imap://m.example.org\"\nusername = \"u\"\npassword_env = \"PW\"\n",
 			`mail account "a": imap: plain imap:// is allowed only to a loopback host`},
 		{"smtp scheme on imap", "[[mail.accounts]]\nname = \"a\"\nimap = \"smtps://m.example.org\"\nusername = \"u\"\npassword_env = \"PW\"\n",

@@ -121,7 +121,7 @@ func TestRedTeamDraftsRefuseSpoofedSendersAndHeaderInjection(t *testing.T) {
 		{`{"account":"work","from":"ME@work.example\r\nBcc: evil@attacker.example","to":["ana@example.org"],"subject":"s","body":"b"}`, "may not send as"},
 		{`{"account":"work","to":["ana@example.org\r\nBcc: evil@attacker.example"],"subject":"s","body":"b"}`, "line break"},
 		{`{"account":"work","to":["ana@example.org"],"subject":"s\r\nBcc: evil@attacker.example","body":"b"}`, "line break"},
-		{`{"account":"home","to":["ana@example.org"],"subject":"s","body":"b"}`, "no Drafts mailbox"},
+		{`{"account":"home","to":["ana@example.org"],"subject":"s","body":"b"}`, "read-only"},
 	} {
 		if text := refused(t, cs, "mail_create_draft", tc.args); !strings.Contains(text, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.args, text, tc.want)

@@ -23,7 +23,8 @@ import (
 // StoreFromConfig builds the store of cfg's [[mail.accounts]]. Nothing is
 // contacted and no secret is read until a tool or check runs (so `serve
 // --bridge`, where the helper answers, opens nothing). An account with
-// both imap and maildir reads IMAP (the Maildir is then unused).
+// both imap and maildir (or applemail) reads IMAP (the local copy is then
+// unused): that is how a Mac account gets its writes (docs/configuration.md).
 func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 	st := &Store{Now: now}
 	for _, a := range cfg.Mail.Accounts {
@@ -54,6 +55,13 @@ func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 			}
 			st.Backends = append(st.Backends, b)
 			info.Kind = "maildir"
+		case a.AppleMail != "":
+			b, err := NewAppleMail(a.Name, a.AppleMail, a.AppleMailAccount)
+			if err != nil {
+				return nil, err
+			}
+			st.Backends = append(st.Backends, b)
+			info.Kind = "applemail"
 		default:
 			continue // SMTP only: nothing to read
 		}
@@ -112,7 +120,7 @@ func New(env *mcpserver.ServiceEnv) (mcpserver.Service, error) {
 	// helper's in bridge mode, where the helper answers it).
 	svc.Tools = append(svc.Tools, SearchTool(SearchOptions{Index: env.Index, Location: cfg.Location()}))
 	if len(st.Backends) == 0 {
-		svc.Unavailable = "no [[mail.accounts]] with imap or maildir in config.toml"
+		svc.Unavailable = "no [[mail.accounts]] with imap, maildir or applemail in config.toml"
 	}
 	if cfg.EnableSendMail && !cfg.Demo && !cfg.ReadOnly {
 		snd, err := SenderFromConfig(cfg, st)
@@ -160,7 +168,7 @@ func checks(st *Store) func(context.Context) []mcpserver.CheckResult {
 				Detail: fmt.Sprintf("reachable, %d mailboxes listed", len(mbs))}
 			if err != nil {
 				r.Status, r.Detail = "fail", err.Error()
-				r.Fix = "check the imap URL or maildir path, username and password_env or password_cmd of this [[mail.accounts]] entry (docs/configuration.md, \"Accounts\"), and that the server or folder is reachable"
+				r.Fix = "check the imap URL, maildir or applemail path, username and password_env or password_cmd of this [[mail.accounts]] entry (docs/configuration.md, \"Accounts\"), and that the server or folder is reachable"
 			}
 			out = append(out, r)
 		}
@@ -178,6 +186,8 @@ func status(st *Store) func(context.Context) mcpserver.ServiceStatus {
 				detail = v.ep.URL()
 			case *Maildir:
 				detail = v.root
+			case *AppleMail:
+				detail = v.Location()
 			}
 			// Not contacted here; Checks reach the backend.
 			s.Backends = append(s.Backends, mcpserver.BackendStatus{Name: b.Account(), Kind: b.Kind(), State: "unknown", Detail: detail})

@@ -158,6 +158,11 @@ func locate(ctx context.Context, st *Store, account, mailbox string) (located, e
 // special finds the account's mailbox with a special-use attribute among
 // those in scope.
 func special(ctx context.Context, st *Store, account, use string) (located, error) {
+	// Every caller writes into the mailbox it finds: a read-only account
+	// is refused as such, not as one lacking Drafts or Trash.
+	if b, err := st.Backend(account); err == nil && readOnlyKind(b.Kind()) {
+		return located{}, writeErr(ErrReadOnly)
+	}
 	mbs, sr, _, err := scopedListing(ctx, st, account)
 	if err != nil {
 		return located{}, err
@@ -269,10 +274,14 @@ func checkVisible(ctx context.Context, st *Store, loc located, uids []uint32) er
 // writeErr words a backend's refusal of a write.
 func writeErr(err error) error {
 	if errors.Is(err, ErrReadOnly) {
-		return errors.New("this mail account is a read-only Maildir: moving, flagging and drafts need an IMAP account")
+		return errors.New("this mail account is read-only (a Maildir or Mail.app's local store): moving, flagging and drafts need an IMAP account")
 	}
 	return err
 }
+
+// readOnlyKind reports whether accounts of a backend kind refuse every
+// write (docs/tools.md, "Mail"): a Maildir and Mail.app's local store.
+func readOnlyKind(kind string) bool { return kind == "maildir" || kind == "applemail" }
 
 // --- mail_list_accounts ---
 
@@ -307,7 +316,7 @@ func listAccountsTool(st *Store) mcpserver.Tool {
 					continue
 				}
 				out.Accounts = append(out.Accounts, accountOut{Name: output.Name(a.Name), Kind: a.Kind, From: quoteAll(slices.Clone(a.From)),
-					CanSend: a.CanSend, ReadOnly: a.Kind == "maildir"})
+					CanSend: a.CanSend, ReadOnly: readOnlyKind(a.Kind)})
 			}
 			return nil, out, nil
 		}
@@ -898,7 +907,7 @@ func draftAccount(ctx context.Context, st *Store, account string) (string, error
 	vals, in := sc.Values(scope.MailAccounts)
 	var names []string
 	for _, a := range st.Accounts {
-		if a.Kind == "maildir" || (in && !slices.ContainsFunc(vals, func(v string) bool { return scope.Fold(v) == scope.Fold(a.Name) })) {
+		if readOnlyKind(a.Kind) || (in && !slices.ContainsFunc(vals, func(v string) bool { return scope.Fold(v) == scope.Fold(a.Name) })) {
 			continue
 		}
 		names = append(names, a.Name)
@@ -907,7 +916,7 @@ func draftAccount(ctx context.Context, st *Store, account string) (string, error
 	case 1:
 		return names[0], nil
 	case 0:
-		return "", errors.New("no mail account this client may use can hold drafts (a Maildir account is read-only)")
+		return "", errors.New("no mail account this client may use can hold drafts (Maildir and Mail.app store accounts are read-only)")
 	}
 	return "", fmt.Errorf("say which account: one of %s", strings.Join(names, ", "))
 }
