@@ -209,6 +209,9 @@ func createTool(st *Store) mcpserver.Tool {
 			if err != nil {
 				return nil, cardResult{}, err
 			}
+			if a, ok := b.(uidAssigner); ok {
+				uid = a.UIDOf(href) // the backend named the new card itself
+			}
 			e, err := st.readBack(ctx, b, bk, href, uid)
 			if err != nil {
 				return nil, cardResult{}, err
@@ -225,6 +228,12 @@ func createTool(st *Store) mcpserver.Tool {
 			return nil, cardResult{Contact: full(e, groups)}, nil
 		}
 	})
+}
+
+// uidAssigner is a backend that gives a new card its own UID (the Mac's
+// Contacts app): the UID a create reads back is the one its href names.
+type uidAssigner interface {
+	UIDOf(href string) string
 }
 
 func deref(s *string) string {
