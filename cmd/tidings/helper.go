@@ -17,7 +17,6 @@ import (
 	"github.com/tidings-mcp/tidings/internal/app"
 	"github.com/tidings-mcp/tidings/internal/bridge"
 	"github.com/tidings-mcp/tidings/internal/config"
-	"github.com/tidings-mcp/tidings/internal/contacts"
 	"github.com/tidings-mcp/tidings/internal/index"
 	"github.com/tidings-mcp/tidings/internal/mail/mailindex"
 	"github.com/tidings-mcp/tidings/internal/mcpserver"
@@ -383,8 +382,10 @@ func (h *helperData) open(ctx context.Context, role bridge.Role) (bridge.Backend
 	return hostBackend(ctx, h)
 }
 
-// managerBackend opens chat.db for list_chats and the contacts for an
-// unfiltered contacts_lookup.
+// managerBackend opens chat.db for list_chats and the contact book for
+// labels and an unfiltered contacts_lookup: the same book serve names
+// conversations from (contactBook: the contacts sources, an Android
+// export's names and the [[contacts.accounts]] cards, docs/bridge.md).
 func (h *helperData) managerBackend(ctx context.Context) (bridge.Backend, error) {
 	m := &bridge.ManagerBackend{Now: h.cfg.Now, Location: h.cfg.Location()}
 	if h.cfg.IMessage != "" {
@@ -394,8 +395,8 @@ func (h *helperData) managerBackend(ctx context.Context) (bridge.Backend, error)
 		}
 		m.Chats = db
 	}
-	if len(h.cfg.Contacts) > 0 {
-		book, err := openBook(ctx, h.cfg, h.logger)
+	if fb := contactBook(h.cfg, nil, h.logger); fb != nil {
+		book, err := fb.Book(ctx)
 		if err != nil {
 			m.Close()
 			return nil, err
@@ -403,27 +404,6 @@ func (h *helperData) managerBackend(ctx context.Context) (bridge.Backend, error)
 		m.Contacts = book
 	}
 	return m, nil
-}
-
-// openBook reads the configured contacts sources into one book; a source
-// that fails is logged and skipped.
-func openBook(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*contacts.Book, error) {
-	var srcs []contacts.Source
-	for _, p := range cfg.Contacts {
-		src, err := contacts.DetectSource(p)
-		if err != nil {
-			logger.Warn("contacts source skipped", "path", p, "err", err)
-			continue
-		}
-		srcs = append(srcs, src)
-	}
-	book, sts, err := contacts.Open(ctx, srcs, cfg.Region)
-	for _, st := range sts {
-		if st.Err != nil {
-			logger.Warn("contacts source", "path", st.Path, "err", st.Err)
-		}
-	}
-	return book, err
 }
 
 // status reports policy metadata and local checks without opening any

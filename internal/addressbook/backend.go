@@ -50,7 +50,7 @@ var ErrNotFound = errors.New("the card is no longer there")
 type Backend interface {
 	// Account is the configured name.
 	Account() string
-	// Kind is "carddav" or "vcard-folder".
+	// Kind is "carddav", "vcard-folder" or "mac-contacts".
 	Kind() string
 	// Books lists the account's address books.
 	Books(ctx context.Context) ([]Book, error)

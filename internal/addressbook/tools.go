@@ -40,6 +40,14 @@ var limitSpec = coerce.IntSpec{Name: "limit", Default: 50, Min: 1, Max: 200, Cla
 func StoreFromConfig(cfg *config.Config, now func() time.Time) (*Store, error) {
 	s := &Store{Region: cfg.Region, Now: now}
 	for _, a := range cfg.ContactAccounts {
+		if a.Kind == config.KindMacContacts {
+			root := a.Folder
+			if root == "" {
+				root = DefaultMacAddressBook()
+			}
+			s.Backends = append(s.Backends, NewMacContacts(a.Name, root))
+			continue
+		}
 		if a.Folder != "" {
 			s.Backends = append(s.Backends, NewFolder(a.Name, a.Folder))
 			continue

@@ -209,6 +209,9 @@ func createTool(st *Store) mcpserver.Tool {
 			if err != nil {
 				return nil, cardResult{}, err
 			}
+			if a, ok := b.(uidAssigner); ok {
+				uid = a.UIDOf(href) // the backend named the new card itself
+			}
 			e, err := st.readBack(ctx, b, bk, href, uid)
 			if err != nil {
 				return nil, cardResult{}, err
@@ -225,6 +228,12 @@ func createTool(st *Store) mcpserver.Tool {
 			return nil, cardResult{Contact: full(e, groups)}, nil
 		}
 	})
+}
+
+// uidAssigner is a backend that gives a new card its own UID (the Mac's
+// Contacts app): the UID a create reads back is the one its href names.
+type uidAssigner interface {
+	UIDOf(href string) string
 }
 
 func deref(s *string) string {
@@ -280,18 +289,23 @@ type deleteIn struct {
 
 type deleteOut struct {
 	Deleted string `json:"deleted"`
+	// Groups are the groups in scope the card was removed from.
+	Groups []string `json:"groups"`
+	// Problems name groups that still list the deleted card.
+	Problems []string `json:"problems,omitempty"`
 }
 
 func deleteTool(st *Store) mcpserver.Tool {
 	return mcpserver.Define(mcpserver.Tool{
 		Name: "contacts_delete", Title: "Delete a contact",
-		Description: "Delete a contact card.",
+		Description: "Delete a contact card; the groups that name it drop it in the same call.",
 		Toolset:     mcpserver.ToolsetAddressBook, Bridged: true,
-		OutputSchema: objSchema([]string{"deleted"}, map[string]*jsonschema.Schema{"deleted": {Type: "string"}}),
-		ReadOnly:     mcpserver.No, Destructive: mcpserver.Yes, Idempotent: mcpserver.No, OpenWorld: mcpserver.No,
+		OutputSchema: objSchema([]string{"deleted", "groups"}, map[string]*jsonschema.Schema{"deleted": {Type: "string"},
+			"groups": {Type: "array", Description: "groups the card was removed from"}, "problems": {Type: "array", Description: "groups still naming it"}}),
+		ReadOnly: mcpserver.No, Destructive: mcpserver.Yes, Idempotent: mcpserver.No, OpenWorld: mcpserver.No,
 	}, func(*mcpserver.Deps) mcp.ToolHandlerFor[deleteIn, deleteOut] {
 		return func(ctx context.Context, _ *mcp.CallToolRequest, in deleteIn) (*mcp.CallToolResult, deleteOut, error) {
-			e, _, err := findCard(ctx, st, in.ID)
+			e, l, err := findCard(ctx, st, in.ID)
 			if err != nil {
 				return nil, deleteOut{}, err
 			}
@@ -305,9 +319,92 @@ func deleteTool(st *Store) mcpserver.Tool {
 			if err := e.Backend.Delete(ctx, e.Object.Href, etag); err != nil {
 				return nil, deleteOut{}, err
 			}
-			return nil, deleteOut{Deleted: output.Name(e.ID())}, nil
+			out := deleteOut{Deleted: output.Name(e.ID()), Groups: []string{}}
+			out.Groups, out.Problems = st.dropFromGroups(ctx, e, l)
+			return nil, out, nil
 		}
 	})
+}
+
+// dropFromGroups removes a deleted card's UID from every group of its
+// account that names it, so no group keeps a dangling member
+// (docs/tools.md, "Contacts"). Groups outside the client's contact_groups
+// are cleaned too — deleting a card is bounded by contact_accounts, and
+// the member it leaves behind points at nothing — but only the groups in
+// scope are named: the result lists them, problems say which still name
+// the card. Each group is rewritten under If-Match; one changed meanwhile
+// is read again and retried once, never overwritten.
+func (s *Store) dropFromGroups(ctx context.Context, card Entry, l Loaded) (changed, problems []string) {
+	changed = []string{}
+	uid := card.View.UID
+	if uid == "" {
+		return changed, nil // no group can name a card without a UID
+	}
+	groups, sr, err := groupRows(ctx, l)
+	if err != nil {
+		return changed, []string{"the groups naming the deleted card were not checked: " + err.Error()}
+	}
+	inScope := map[int]bool{}
+	if idx, err := sr.Allowed(); err == nil {
+		for _, i := range idx {
+			inScope[i] = true
+		}
+	}
+	for i, g := range groups {
+		if g.Book.Account != card.Book.Account || !contains(g.View.MemberUIDs, uid) {
+			continue
+		}
+		name := "a group outside this client's scope"
+		if inScope[i] {
+			name = "group " + output.Name(g.Book.Account+"/"+g.View.FullName)
+		}
+		if err := s.dropMember(ctx, g, uid); err != nil {
+			problems = append(problems, fmt.Sprintf("%s still names the deleted card: %v", name, err))
+			continue
+		}
+		if inScope[i] {
+			changed = append(changed, output.Name(g.Book.Account+"/"+g.View.FullName))
+		}
+	}
+	return changed, problems
+}
+
+// dropMember rewrites group g without member uid under If-Match and
+// checks the read-back; a precondition failure (someone changed the group
+// since it was read) re-reads it and tries once more.
+func (s *Store) dropMember(ctx context.Context, g Entry, uid string) error {
+	for attempt := 0; ; attempt++ {
+		if !g.Card.RemoveMember(uid) {
+			return nil // already gone (another client removed it)
+		}
+		back, err := s.writeBack(ctx, g, "")
+		if errors.Is(err, ErrPrecondition) && attempt == 0 {
+			if g, err = reread(ctx, g); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if contains(back.View.MemberUIDs, uid) {
+			return errors.New("the group was written but reads back differently; check the address book")
+		}
+		return nil
+	}
+}
+
+// reread reads an entry's object again (after a failed If-Match).
+func reread(ctx context.Context, e Entry) (Entry, error) {
+	o, err := e.Backend.Get(ctx, e.Object.Href)
+	if err != nil {
+		return Entry{}, err
+	}
+	cards, err := ParseCards(o.Data)
+	if err != nil || len(cards) != 1 || cards[0].UID() != e.View.UID {
+		return Entry{}, errors.New("the group changed into something else meanwhile; check the address book")
+	}
+	return Entry{Backend: e.Backend, Book: e.Book, Object: o, Card: cards[0], View: cards[0].View(), OfFile: 1}, nil
 }
 
 // ---- groups ----

@@ -98,9 +98,17 @@ type ContactAccount struct {
 	PasswordEnv string   `toml:"password_env"`
 	PasswordCmd []string `toml:"password_cmd"`
 	CAFile      string   `toml:"ca_file"`
-	// Folder is an absolute path to a folder of .vcf files.
+	// Folder is an absolute path to a folder of .vcf files; with Kind
+	// "mac-contacts" the AddressBook folder (default: the user's).
 	Folder string `toml:"folder"`
+	// Kind "mac-contacts" is the Mac's own address book, read from its
+	// store and written through Contacts.app on macOS; "" is CardDAV (URL)
+	// or a vCard folder.
+	Kind string `toml:"kind"`
 }
+
+// KindMacContacts is the ContactAccount kind of the Mac's address book.
+const KindMacContacts = "mac-contacts"
 
 // DAV is the CardDAV half of the entry.
 func (a ContactAccount) DAV() DAVAccount {
@@ -179,6 +187,14 @@ func (c *Config) validateAccounts() error {
 			return err
 		}
 		switch {
+		case a.Kind != "" && a.Kind != KindMacContacts:
+			return fmt.Errorf("%s: kind %q: want %q (the Mac's address book) or no kind", id, a.Kind, KindMacContacts)
+		case a.Kind == KindMacContacts && (a.URL != "" || a.Username != "" || a.PasswordEnv != "" || a.PasswordCmd != nil || a.CAFile != ""):
+			return fmt.Errorf("%s: the Mac's address book takes no url, username or password (only folder, its AddressBook folder)", id)
+		case a.Kind == KindMacContacts && a.Folder != "" && !filepath.IsAbs(a.Folder):
+			return fmt.Errorf("%s: folder %q must be an absolute path", id, a.Folder)
+		case a.Kind == KindMacContacts:
+			continue
 		case (a.URL == "") == (a.Folder == ""):
 			return fmt.Errorf("%s: set exactly one of url and folder", id)
 		case a.Folder != "" && !filepath.IsAbs(a.Folder):

@@ -361,3 +361,57 @@ func readIOSAddressBook(ctx context.Context, db *sql.DB) ([]model.Contact, error
 	}
 	return cards, nil
 }
+
+// AddressBookExtra is what the Contacts service needs beyond ReadAddressBook
+// to write a person through Contacts.app (docs/tools.md, "Contacts"): the
+// record's ZUNIQUEID, which is Contacts.app's person id, and its note.
+type AddressBookExtra struct {
+	UniqueID string
+	Note     string
+}
+
+// ReadAddressBookExtras reads, keyed by the ids ReadAddressBook gives, the
+// unique id and note of every record of one AddressBook-v22.abcddb (read
+// only, like ReadAddressBook). A record without a unique id is left out; a
+// store without a ZABCDNOTE table has no notes.
+func ReadAddressBookExtras(ctx context.Context, path string) (map[string]AddressBookExtra, error) {
+	db, err := openReadOnly(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("address book: %w", err)
+	}
+	defer db.Close()
+	rc, err := columns(ctx, db, "ZABCDRECORD")
+	if err != nil {
+		return nil, err
+	}
+	if !rc["Z_PK"] || !rc["ZUNIQUEID"] {
+		return nil, fmt.Errorf("address book %s: ZABCDRECORD has no ZUNIQUEID column", path)
+	}
+	nc, err := columns(ctx, db, "ZABCDNOTE")
+	if err != nil {
+		return nil, err
+	}
+	note := "NULL"
+	if nc["ZCONTACT"] && nc["ZTEXT"] {
+		note = "(SELECT n.ZTEXT FROM ZABCDNOTE n WHERE n.ZCONTACT = r.Z_PK ORDER BY n.Z_PK LIMIT 1)"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT r.Z_PK, r.ZUNIQUEID, `+note+` FROM ZABCDRECORD r WHERE ifnull(r.ZUNIQUEID,'') != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("address book %s: %w", path, err)
+	}
+	defer rows.Close()
+	prefix := addressBookIDPrefix(path)
+	out := map[string]AddressBookExtra{}
+	for rows.Next() {
+		var pk int64
+		var uid, text sql.NullString
+		if err := rows.Scan(&pk, &uid, &text); err != nil {
+			return nil, fmt.Errorf("address book %s: %w", path, err)
+		}
+		out[prefix+strconv.FormatInt(pk, 10)] = AddressBookExtra{UniqueID: str(uid), Note: text.String}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("address book %s: %w", path, err)
+	}
+	return out, nil
+}
