@@ -19,11 +19,15 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the project's SQLite driver ("sqlite")
+
+	"github.com/tidings-mcp/tidings/internal/send"
 )
 
 // AppleMail is a [[mail.accounts]] entry with applemail: one account of
 // Mail.app's local store on a Mac, read without credentials and never
-// written (docs/tools.md, "Mail.app's local store"). The store is a
+// written directly: on macOS, read status, the flag and moves go through
+// Mail.app (applemail_write.go); elsewhere the account is read-only
+// (docs/tools.md, "Mail.app's local store"). The store is a
 // version folder (~/Library/Mail/V10) holding MailData/Envelope Index, a
 // SQLite index of every account's mailboxes and messages, and one folder
 // per account whose <mailbox>.mbox folders hold each message as
@@ -43,11 +47,18 @@ type AppleMail struct {
 	root    string // the V* folder
 	id      string // the account's id in mailbox URLs and folder names
 
+	// Runner runs osascript for writes; nil means send.ExecRunner (tests
+	// fake it). Osascript is its path; "" means /usr/bin/osascript.
+	Runner    send.Runner
+	Osascript string
+	writes    bool          // writes go through Mail.app (applemail_write.go)
+	pause     time.Duration // between read-backs; 0 means appleReadBackPause
+
 	mu    sync.Mutex
 	files map[string]map[uint32]string // .mbox folder → ROWID → .emlx
 }
 
-// NewAppleMail opens one account of a Mail.app store read-only; root must be
+// NewAppleMail opens one account of a Mail.app store; root must be
 // an absolute path to the version folder (~/Library/Mail/V10) and id the
 // account's folder name there.
 func NewAppleMail(account, root, id string) (*AppleMail, error) {
@@ -57,7 +68,7 @@ func NewAppleMail(account, root, id string) (*AppleMail, error) {
 	if !validMailboxPart(id) {
 		return nil, fmt.Errorf("mail account %q: applemail_account %q is not an account folder name", account, id)
 	}
-	return &AppleMail{account: account, root: filepath.Clean(root), id: id}, nil
+	return &AppleMail{account: account, root: filepath.Clean(root), id: id, writes: appleMailWrites}, nil
 }
 
 // Account implements Backend.
@@ -694,19 +705,6 @@ func (a *AppleMail) Raw(ctx context.Context, path string, uidValidity uint32, ui
 		return nil, false, fmt.Errorf("mail account %q: read message %d: %w", a.account, uid, err)
 	}
 	return buf, n > max, nil
-}
-
-// SetFlags implements Backend: Mail.app's store is read-only.
-func (a *AppleMail) SetFlags(context.Context, string, uint32, []uint32, []string, bool) error {
-	return ErrReadOnly
-}
-
-// Move implements Backend: Mail.app's store is read-only.
-func (a *AppleMail) Move(context.Context, string, uint32, []uint32, string) error { return ErrReadOnly }
-
-// Append implements Backend: Mail.app's store is read-only.
-func (a *AppleMail) Append(context.Context, string, []byte, []string, time.Time) (uint32, error) {
-	return 0, ErrReadOnly
 }
 
 var _ Backend = (*AppleMail)(nil)

@@ -147,6 +147,7 @@ func newAppleMail(t *testing.T, root string) *AppleMail {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.writes = false // read-only as off macOS, on every OS (applemail_write_test.go turns writes on)
 	return b
 }
 

@@ -160,7 +160,7 @@ func locate(ctx context.Context, st *Store, account, mailbox string) (located, e
 func special(ctx context.Context, st *Store, account, use string) (located, error) {
 	// Every caller writes into the mailbox it finds: a read-only account
 	// is refused as such, not as one lacking Drafts or Trash.
-	if b, err := st.Backend(account); err == nil && readOnlyKind(b.Kind()) {
+	if b, err := st.Backend(account); err == nil && readOnlyBackend(b) {
 		return located{}, writeErr(ErrReadOnly)
 	}
 	mbs, sr, _, err := scopedListing(ctx, st, account)
@@ -274,14 +274,27 @@ func checkVisible(ctx context.Context, st *Store, loc located, uids []uint32) er
 // writeErr words a backend's refusal of a write.
 func writeErr(err error) error {
 	if errors.Is(err, ErrReadOnly) {
-		return errors.New("this mail account is read-only (a Maildir or Mail.app's local store): moving, flagging and drafts need an IMAP account")
+		return errors.New("this mail account is read-only (a Maildir, or Mail.app's local store off macOS): moving, flagging and drafts need an IMAP account")
 	}
 	return err
 }
 
-// readOnlyKind reports whether accounts of a backend kind refuse every
-// write (docs/tools.md, "Mail"): a Maildir and Mail.app's local store.
-func readOnlyKind(kind string) bool { return kind == "maildir" || kind == "applemail" }
+// readOnlyBackend reports whether a backend refuses every write
+// (docs/tools.md, "Mail"): a Maildir, and Mail.app's local store off macOS
+// (on macOS it is written through Mail.app, which says so by Writable).
+func readOnlyBackend(b Backend) bool {
+	if w, ok := b.(interface{ Writable() bool }); ok {
+		return !w.Writable()
+	}
+	return b.Kind() == "maildir" || b.Kind() == "applemail"
+}
+
+// readOnlyAccount is readOnlyBackend of the account's backend; an account
+// without one (SMTP only) is not read-only.
+func (st *Store) readOnlyAccount(name string) bool {
+	b, err := st.Backend(name)
+	return err == nil && readOnlyBackend(b)
+}
 
 // --- mail_list_accounts ---
 
@@ -316,7 +329,7 @@ func listAccountsTool(st *Store) mcpserver.Tool {
 					continue
 				}
 				out.Accounts = append(out.Accounts, accountOut{Name: output.Name(a.Name), Kind: a.Kind, From: quoteAll(slices.Clone(a.From)),
-					CanSend: a.CanSend, ReadOnly: readOnlyKind(a.Kind)})
+					CanSend: a.CanSend, ReadOnly: st.readOnlyAccount(a.Name)})
 			}
 			return nil, out, nil
 		}
@@ -907,7 +920,7 @@ func draftAccount(ctx context.Context, st *Store, account string) (string, error
 	vals, in := sc.Values(scope.MailAccounts)
 	var names []string
 	for _, a := range st.Accounts {
-		if readOnlyKind(a.Kind) || (in && !slices.ContainsFunc(vals, func(v string) bool { return scope.Fold(v) == scope.Fold(a.Name) })) {
+		if st.readOnlyAccount(a.Name) || (in && !slices.ContainsFunc(vals, func(v string) bool { return scope.Fold(v) == scope.Fold(a.Name) })) {
 			continue
 		}
 		names = append(names, a.Name)

@@ -1,0 +1,5 @@
+package mail
+
+// appleMailWrites: on macOS, an applemail account without imap is written
+// through Mail.app (applemail_write.go).
+const appleMailWrites = true
