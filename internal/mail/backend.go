@@ -93,7 +93,8 @@ type FlagUpdate struct {
 // one the caller passed: every remembered UID of it is void.
 var ErrUIDValidity = errors.New("the mailbox's UIDVALIDITY changed: its messages must be read again")
 
-// ErrReadOnly is returned by writes to a Maildir or Mail.app store account.
+// ErrReadOnly is returned by writes to a Maildir account, and to a Mail.app
+// store account off macOS (docs/tools.md, "Mail.app's local store").
 var ErrReadOnly = errors.New("this mail account is read-only")
 
 // Backend is one account (IMAP, a Maildir, or Mail.app's local store).
