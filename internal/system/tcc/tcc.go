@@ -97,9 +97,10 @@ const MessagesApp = "Messages (com.apple.MobileSMS)"
 
 // serviceNeeds are the grants of services whose backends are macOS
 // frameworks or programs guarded by TCC; services not listed need none
-// (web, weather and maps reach the network, which TCC does not guard).
+// (web, weather and maps reach the network, which TCC does not guard; so
+// does location on macOS, where the position comes only from [location]
+// ip_url: CoreLocation is out of reach without cgo, docs/tools.md).
 var serviceNeeds = map[string][]Need{
-	"location": {{Grant: Location, For: "location: the current position (CoreLocation)"}},
 	"capture": {
 		{Grant: ScreenRecording, For: "capture: screenshots"},
 		{Grant: Microphone, For: "capture: audio recordings"},
