@@ -88,17 +88,9 @@ func (d *CardDAV) Kind() string { return "carddav" }
 // Endpoint is the account's URL, for status.
 func (d *CardDAV) Endpoint() string { return d.ep.URL() }
 
-type authed struct{ d *CardDAV }
-
-func (a authed) Do(req *http.Request) (*http.Response, error) {
-	if a.d.cfg.Username != "" && a.d.cfg.Password != nil {
-		pw, err := a.d.cfg.Password(req.Context())
-		if err != nil {
-			return nil, err
-		}
-		req.SetBasicAuth(a.d.cfg.Username, pw.Reveal())
-	}
-	return a.d.hc.Do(req)
+// authed is the account's HTTP client with its credentials.
+func authed(d *CardDAV) account.BasicAuth {
+	return account.BasicAuth{Username: d.cfg.Username, Password: d.cfg.Password, Client: d.hc}
 }
 
 func (d *CardDAV) client(ctx context.Context) (*carddav.Client, *url.URL, error) {
@@ -116,7 +108,7 @@ func (d *CardDAV) client(ctx context.Context) (*carddav.Client, *url.URL, error)
 			base = u
 		}
 	}
-	cli, err := carddav.NewClient(authed{d}, base.String())
+	cli, err := carddav.NewClient(authed(d), base.String())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,7 +135,7 @@ func (d *CardDAV) wellKnown(ctx context.Context, base *url.URL) *url.URL {
 	req.Header.Set("Depth", "0")
 	hc := *d.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := authed{&CardDAV{cfg: d.cfg, hc: &hc}}.Do(req)
+	resp, err := authed(&CardDAV{cfg: d.cfg, hc: &hc}).Do(req)
 	if err != nil {
 		return nil
 	}
@@ -234,7 +226,7 @@ func (d *CardDAV) do(ctx context.Context, method, href string, body []byte, hdr 
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := authed{d}.Do(req)
+	resp, err := authed(d).Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("contacts account %q: %s: %w", d.cfg.Account, strings.ToLower(method), err)
 	}

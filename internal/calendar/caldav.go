@@ -117,20 +117,9 @@ func (d *CalDAV) Kind() string { return "caldav" }
 // refuses them in URLs).
 func (d *CalDAV) Endpoint() string { return d.ep.URL() }
 
-// authed adds Basic authentication when a username is set.
-type authed struct {
-	d *CalDAV
-}
-
-func (a authed) Do(req *http.Request) (*http.Response, error) {
-	if a.d.cfg.Username != "" && a.d.cfg.Password != nil {
-		pw, err := a.d.cfg.Password(req.Context())
-		if err != nil {
-			return nil, err
-		}
-		req.SetBasicAuth(a.d.cfg.Username, pw.Reveal())
-	}
-	return a.d.hc.Do(req)
+// authed is the account's HTTP client with its credentials.
+func authed(d *CalDAV) account.BasicAuth {
+	return account.BasicAuth{Username: d.cfg.Username, Password: d.cfg.Password, Client: d.hc}
 }
 
 // client returns the CalDAV client and the home set, discovering them on
@@ -150,7 +139,7 @@ func (d *CalDAV) client(ctx context.Context) (*caldav.Client, *url.URL, error) {
 			base = u
 		}
 	}
-	cli, err := caldav.NewClient(authed{d}, base.String())
+	cli, err := caldav.NewClient(authed(d), base.String())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,7 +167,7 @@ func (d *CalDAV) wellKnown(ctx context.Context, base *url.URL) *url.URL {
 	req.Header.Set("Depth", "0")
 	hc := *d.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := (&authed{&CalDAV{cfg: d.cfg, hc: &hc}}).Do(req)
+	resp, err := authed(&CalDAV{cfg: d.cfg, hc: &hc}).Do(req)
 	if err != nil {
 		return nil
 	}
@@ -310,7 +299,7 @@ func (d *CalDAV) Put(ctx context.Context, c Collection, name string, cal *ical.C
 	if cond.IfMatch != "" {
 		req.Header.Set("If-Match", quoteETag(cond.IfMatch))
 	}
-	resp, err := authed{d}.Do(req)
+	resp, err := authed(d).Do(req)
 	if err != nil {
 		return "", fmt.Errorf("calendar account %q: write: %w", d.cfg.Account, err)
 	}

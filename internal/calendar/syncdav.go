@@ -103,7 +103,7 @@ func (d *CalDAV) davRequest(ctx context.Context, method, href, depth, body strin
 	}
 	req.Header.Set("Content-Type", "application/xml; charset=utf-8")
 	req.Header.Set("Depth", depth)
-	resp, err := authed{d}.Do(req)
+	resp, err := authed(d).Do(req)
 	if err != nil {
 		return nil, err
 	}
